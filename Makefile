@@ -6,9 +6,10 @@
 H := tools/testing/madsrpt
 T ?=
 
-.PHONY: help deps build build-upstream check check-upstream lint compat vm
+.PHONY: help deps build build-upstream check check-upstream lint compat vm demo
 
 help:
+	@echo "make demo             an SRP target from zero, shown end to end"
 	@echo "make check [T=test]   build, then run the KUnit suites and VM tests"
 	@echo "make check-upstream   the same tests against pristine 6.12"
 	@echo "make lint             checkpatch --strict, sparse, W=1, kernel-doc"
@@ -26,6 +27,9 @@ build:
 
 build-upstream:
 	$(H)/build.sh upstream
+
+demo:
+	$(H)/demo.sh
 
 check:
 	$(H)/check.sh $(T)

@@ -82,3 +82,6 @@ ms_gid0() {
 ms_guid() {
 	tr -d ':\n' <"/sys/class/infiniband/$1/node_guid"
 }
+
+# The checkout the harness runs from, as seen in the guest (same path).
+MS_TOP=$(cd "$MS_HARNESS/../../.." && pwd)

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# demo.sh - an SRP target from zero: build, then two VMs joined by a
+# virtual Ethernet wire with soft-RoCE on each.  The target VM configures
+# ib_srpt with targetcli-fb; the initiator VM discovers it with Device
+# Management MADs, logs in with ib_srp over RDMA/CM, runs fio with
+# verification and logs out.  Ends with a report; non-zero exit and the
+# failing step on any failure.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
+
+t_start=$(date +%s)
+ms_lock
+"$here/build.sh" ours
+ms_verify_overlay
+
+ms_stage_start "build the DM query tool (build/progs/dm_query)"
+mkdir -p "$MS_BUILD/progs"
+gcc -O2 -Wall -Wextra -o "$MS_BUILD/progs/dm_query" "$here/progs/dm_query.c" \
+	-libumad || ms_die "building dm_query"
+ms_stage_end
+
+logs=$MS_BUILD/logs
+mkdir -p "$logs"
+port=$((20000 + RANDOM % 20000))
+ms_stage_start "boot the target and initiator VMs (wire: 127.0.0.1:$port)"
+"$here/vm.sh" -t 1200 -n "listen:$port" -l "$logs/demo-target.console" \
+	"$here/demo/target.sh" >/dev/null 2>"$logs/demo-target.err" &
+tpid=$!
+sleep 1
+"$here/vm.sh" -t 1200 -n "connect:$port" -l "$logs/demo-initiator.console" \
+	"$here/demo/initiator.sh" >/dev/null 2>"$logs/demo-initiator.err" &
+ipid=$!
+
+# follow FILE PID [MARKER]: print FILE's lines as they come until MARKER
+# shows up or PID ends.
+follow() {
+	local file=$1 pid=$2 marker=${3:-} n=0 lines
+	while :; do
+		lines=$(tr -d '\r' <"$file" 2>/dev/null | tail -n +$((n + 1)) || true)
+		if [ -n "$lines" ]; then
+			printf '%s\n' "$lines" | grep -v '^REPORT ' | sed 's/^/  /'
+			n=$((n + $(printf '%s\n' "$lines" | wc -l)))
+			if [ -n "$marker" ] && grep -q "$marker" <<<"$lines"; then
+				return 0
+			fi
+		fi
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.5
+	done
+}
+follow "$logs/demo-target.console.out" $tpid "READY"
+follow "$logs/demo-initiator.console.out" $ipid
+irc=0
+wait $ipid || irc=$?
+follow "$logs/demo-target.console.out" $tpid
+trc=0
+wait $tpid || trc=$?
+ms_stage_end
+
+krel=$(cat "$MS_BUILD/ours/kernelrelease")
+echo
+echo "================ ib-mad-srpt demo report ================"
+echo "kernel:     $krel (our MAD layer and ib_srpt laid over Linux 6.12)"
+echo "userspace:  targetcli-fb $(dpkg-query -W -f='${Version}' targetcli-fb)," \
+	"rdma-core $(dpkg-query -W -f='${Version}' rdma-core)," \
+	"fio $(dpkg-query -W -f='${Version}' fio)"
+cat "$logs/demo-target.console.out" "$logs/demo-initiator.console.out" |
+	tr -d '\r' | sed -n 's/^REPORT /            /p'
+echo "elapsed:    $(($(date +%s) - t_start))s"
+if [ $irc -eq 0 ] && [ $trc -eq 0 ]; then
+	echo "result:     PASS"
+	exit 0
+fi
+echo "result:     FAIL"
+for side in target initiator; do
+	grep -h 'FAILED' "$logs/demo-$side.console.out" 2>/dev/null | tr -d '\r' |
+		sed "s/^/            /"
+	[ -s "$logs/demo-$side.err" ] && sed "s/^/            $side: /" "$logs/demo-$side.err"
+done
+echo "logs:       ${logs#"$MS_TOP"/}/demo-*.console{,.out}"
+exit 1
