@@ -40,6 +40,12 @@ report "checkpatch --strict (${#files[@]} files)" "$out"
 out=$("$src/scripts/kernel-doc" -none -Wall "${files[@]/#/$src/}" 2>&1 || true)
 report "kernel-doc -none -Wall" "$out"
 
+mapfile -t rst < <(git ls-files -- 'Documentation/*.rst')
+if [ ${#rst[@]} -gt 0 ]; then
+	out=$("$here/rst-check.py" "$src" "${rst[@]}" 2>&1 || true)
+	report "docutils + kernel-doc directives (${#rst[@]} documents)" "$out"
+fi
+
 # A separate object tree, so W=1 and C=2 never dirty the test build.
 mkdir -p "$obj"
 if ! cmp -s "$MS_BUILD/ours/.config" "$obj/.config"; then
