@@ -6,7 +6,7 @@
 H := tools/testing/madsrpt
 T ?=
 
-.PHONY: help deps build build-upstream check check-upstream lint compat vm demo
+.PHONY: help deps build build-upstream check check-upstream lint compat vm demo patches install-tree
 
 help:
 	@echo "make demo             an SRP target from zero, shown end to end"
@@ -17,6 +17,8 @@ help:
 	@echo "make vm               a shell in a VM with our modules"
 	@echo "make build            build our kernel into build/ours"
 	@echo "make build-upstream   build pristine 6.12 into build/upstream"
+	@echo "make patches          the tree as a git format-patch series in patches/"
+	@echo "make install-tree KSRC=/path/to/linux-6.12   copy the tree and glue into KSRC"
 	@echo "make deps             install the Debian packages we need"
 
 deps:
@@ -45,3 +47,9 @@ compat:
 
 vm: build
 	$(H)/vm.sh -i
+
+patches:
+	$(H)/patches.sh
+
+install-tree:
+	$(H)/install-tree.sh $(KSRC)
