@@ -1002,15 +1002,18 @@ typedef void (*ib_mad_send_handler)(struct ib_mad_agent *mad_agent,
 /**
  * typedef ib_mad_recv_handler - callback for a received MAD
  * @mad_agent: agent the MAD is delivered to.
- * @send_buf: for a response, the send buffer of the request it answers;
- *	NULL for an unsolicited MAD.
+ * @send_buf: the send buffer of the request this MAD answers, when it is
+ *	a response matched to one of the agent's outstanding requests;
+ *	NULL otherwise.
  * @mad_recv_wc: the received MAD and its completion information.
  *
- * Unsolicited MADs arrive here when they match the agent's registration;
- * responses arrive here when their TID carries the agent's
- * &ib_mad_agent.hi_tid and they match an outstanding request (TID, class
- * and source address).  A response is delivered before the send handler
- * of its request runs, so @send_buf is still valid during the call.
+ * Unsolicited MADs arrive here when they match the agent's registration.
+ * A response arrives here when its TID carries the agent's
+ * &ib_mad_agent.hi_tid and it matches an outstanding request by TID,
+ * class and source address; other responses are dropped, except that an
+ * %IB_MAD_USER_RMPP agent also gets unmatched RMPP segments, with a NULL
+ * @send_buf.  A matched response is delivered before the send handler of
+ * its request runs, so @send_buf is still valid during the call.
  *
  * The handler owns @mad_recv_wc and all its buffers and must release
  * them, now or later, with ib_free_recv_mad().
@@ -1217,11 +1220,11 @@ void ib_unregister_mad_agent(struct ib_mad_agent *mad_agent);
  * Every posted buffer completes exactly once through the agent's send
  * handler (see &typedef ib_mad_send_handler); a buffer that was not
  * posted never does.  This call itself never runs a handler.  A request
- * with a &ib_mad_send_buf.timeout_ms waits for a response from the time
- * the send completes, and its TID must carry the agent's hi_tid in the
- * upper 32 bits.  Directed-route SMPs addressed to the local port are
- * answered locally without going on the wire, and still complete through
- * the handler.
+ * with a non-zero &ib_mad_send_buf.timeout_ms waits for a response from
+ * the time the send completes, and its TID must carry the agent's
+ * hi_tid in the upper 32 bits.  Directed-route SMPs addressed to the
+ * local port are answered locally without going on the wire, and still
+ * complete through the handler.
  *
  * A MAD that needs RMPP is laid out as one copy of the common MAD header,
  * the RMPP header and the class header, followed by all the class-defined
@@ -1237,9 +1240,10 @@ void ib_unregister_mad_agent(struct ib_mad_agent *mad_agent);
  * Never sleeps.
  * Return: 0 when every buffer was posted.  Otherwise a negative errno
  * from the first buffer that failed: -EINVAL (the agent has no send
- * handler, a timeout without a receive handler, a class that cannot use
- * the agent's RMPP, or an invalid directed-route SMP), -EACCES (refused
- * by the security policy), -ENOMEM, or the provider's error.
+ * handler, a timeout without a receive handler, a class without RMPP on
+ * an agent registered for RMPP, or an invalid directed-route SMP),
+ * -EACCES (refused by the security policy), -ENOMEM, or the provider's
+ * error.
  */
 int ib_post_send_mad(struct ib_mad_send_buf *send_buf,
 		     struct ib_mad_send_buf **bad_send_buf);
