@@ -14,13 +14,13 @@
 # Usage: kdoc-pages.sh [-k KSRC] SEED FILE...
 #
 #   -k KSRC  kernel source tree that holds scripts/kernel-doc; defaults to
-#            $KSRC, then to build/linux-source-6.12 at the top of the
+#            $KSRC, then to build/linux at the top of the
 #            repository this script lives in.
 #   SEED     the seed page, e.g. ../shared/seeds/000_10f6086b9b784e51.txt
 #   FILE...  sources to run kernel-doc over, e.g. include/rdma/ib_mad.h
 #
 # Example:
-#   KSRC=build/linux-source-6.12 ./kdoc-pages.sh \
+#   KSRC=build/linux ./kdoc-pages.sh \
 #       /work/shared/seeds/003_57dbfd85ac9da9cf.txt \
 #       drivers/infiniband/ulp/srpt/*.c
 
@@ -38,7 +38,7 @@ kdoc_default_ksrc()
 	local top
 
 	top=$(cd "$(dirname "$0")/../../.." && pwd) || return
-	printf '%s\n' "$top/build/linux-source-6.12"
+	printf '%s\n' "$top/build/linux"
 }
 
 # Names a seed expects: "name(9)" tokens in its first line (the page's

@@ -40,6 +40,19 @@ report "checkpatch --strict (${#files[@]} files)" "$out"
 out=$("$src/scripts/kernel-doc" -none -Wall "${files[@]/#/$src/}" 2>&1 || true)
 report "kernel-doc -none -Wall" "$out"
 
+# The man pages the seeds name must all come out of kernel-doc -man.
+kdoc_seed() {
+	local seed=$1 out
+	shift
+	[ -e "$1" ] || return 0
+	out=$("$here/kdoc-pages.sh" -k "$src" "$here/seeds/$seed" "$@" 2>&1 |
+	      grep '^not ok' || true)
+	report "kernel-doc -man pages named by $seed" "$out"
+}
+kdoc_seed ib_post_send_mad.9.txt include/rdma/ib_mad.h
+mapfile -t srpt < <(git ls-files -- 'drivers/infiniband/ulp/srpt/*.c')
+[ ${#srpt[@]} -eq 0 ] || kdoc_seed srpt_mad_send_handler.9.txt "${srpt[@]}"
+
 mapfile -t rst < <(git ls-files -- 'Documentation/*.rst')
 if [ ${#rst[@]} -gt 0 ]; then
 	out=$("$here/rst-check.py" "$src" "${rst[@]}" 2>&1 || true)
