@@ -26,6 +26,8 @@ ms_stage_end
 
 logs=$MS_BUILD/logs
 mkdir -p "$logs"
+# Old outputs must not be mistaken for this run's.
+rm -f "$logs"/demo-*.console "$logs"/demo-*.out "$logs"/demo-*.err
 port=$((20000 + RANDOM % 20000))
 ms_stage_start "boot the target and initiator VMs (wire: 127.0.0.1:$port)"
 "$here/vm.sh" -t 1200 -n "listen:$port" -l "$logs/demo-target.console" \
@@ -43,7 +45,7 @@ follow() {
 	while :; do
 		lines=$(tr -d '\r' <"$file" 2>/dev/null | tail -n +$((n + 1)) || true)
 		if [ -n "$lines" ]; then
-			printf '%s\n' "$lines" | grep -v '^REPORT ' | sed 's/^/  /'
+			printf '%s\n' "$lines" | { grep -v '^REPORT ' || true; } | sed 's/^/  /'
 			n=$((n + $(printf '%s\n' "$lines" | wc -l)))
 			if [ -n "$marker" ] && grep -q "$marker" <<<"$lines"; then
 				return 0
@@ -65,7 +67,14 @@ ms_stage_end
 krel=$(cat "$MS_BUILD/ours/kernelrelease")
 echo
 echo "================ ib-mad-srpt demo report ================"
-echo "kernel:     $krel (our MAD layer and ib_srpt laid over Linux 6.12)"
+ours=()
+git -C "$MS_TOP" ls-files --error-unmatch include/rdma/ib_mad.h >/dev/null 2>&1 &&
+	ours+=("<rdma/ib_mad.h>")
+git -C "$MS_TOP" ls-files | grep -q '^drivers/infiniband/core/mad.*\.c$' &&
+	ours+=("MAD layer")
+git -C "$MS_TOP" ls-files | grep -q '^drivers/infiniband/ulp/srpt/.*\.c$' &&
+	ours+=("ib_srpt")
+echo "kernel:     $krel, Linux 6.12 with ours: ${ours[*]:-nothing yet}"
 echo "userspace:  targetcli-fb $(dpkg-query -W -f='${Version}' targetcli-fb)," \
 	"rdma-core $(dpkg-query -W -f='${Version}' rdma-core)," \
 	"fio $(dpkg-query -W -f='${Version}' fio)"

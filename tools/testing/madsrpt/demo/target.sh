@@ -22,8 +22,9 @@ say "rxe0 on eth0 ($addr), GID 0 $gid"
 # What targetcli-fb needs: a system D-Bus, a writable HOME and /etc.
 dbus-daemon --system --fork || die "dbus-daemon"
 img=/tmp/demo-lun0.img
-# The initiator's port: its MAC is fixed by the harness (52:54:00:4d:53:02).
-acl=ib.0000000000000000525400fffe4d5302
+# The initiator's port: its MAC is fixed by the harness (52:54:00:4d:53:02),
+# so its interface id is 5054:00ff:fe4d:5302 (EUI-64, U/L bit flipped).
+acl=ib.0000000000000000505400fffe4d5302
 tcli() {
 	say "targetcli $*"
 	targetcli "$@" >/tmp/tcli.out 2>&1 || { cat /tmp/tcli.out; return 1; }

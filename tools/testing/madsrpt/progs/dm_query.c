@@ -93,7 +93,9 @@ static int dm_transact(struct dm_ctx *ctx, uint8_t method, uint16_t attr,
 		goto out;
 	for (;;) {
 		len = MAD_SIZE;
-		ret = umad_recv(ctx->fd, umad, &len, -1);
+		/* umad reports a timeout itself; this bound is a backstop. */
+		ret = umad_recv(ctx->fd, umad, &len,
+				ctx->timeout_ms * (ctx->retries + 1) + 2000);
 		if (ret < 0)
 			goto out;
 		if (umad_status(umad)) {
@@ -101,7 +103,9 @@ static int dm_transact(struct dm_ctx *ctx, uint8_t method, uint16_t attr,
 			goto out;
 		}
 		hdr = umad_get_mad(umad);
-		if (be64toh(hdr->tid) == tid && hdr->method == DM_GET_RESP)
+		/* ib_umad puts its agent's hi_tid in the upper 32 bits. */
+		if ((uint32_t)be64toh(hdr->tid) == (uint32_t)tid &&
+		    hdr->method == DM_GET_RESP)
 			break;
 		/* A late answer to an earlier retry: keep waiting. */
 	}
@@ -268,7 +272,7 @@ int main(int argc, char **argv)
 	ctx.addr.grh_present = 1;
 	ctx.addr.gid_index = sgid_index;
 	ctx.addr.hop_limit = 64;
-	ctx.next_tid = (uint64_t)time(NULL) << 8;
+	ctx.next_tid = (uint32_t)time(NULL) << 8;
 
 	if (umad_init() < 0) {
 		fprintf(stderr, "dm_query: umad_init failed\n");
