@@ -137,12 +137,13 @@ static void srpt_send_login_rej(struct srpt_login *lg, u32 reason,
 static const char *srpt_tpg_acl_match(struct srpt_tpg *stpg,
 				      struct srpt_login *lg)
 {
-	const char *names[] = { lg->id_name, lg->id_name + 2, lg->src_name };
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(names); i++)
-		if (names[i][0] && target_tpg_has_node_acl(&stpg->tpg, names[i]))
-			return names[i];
+	/* "0x" + id as targetcli names ACLs, the bare id, GUID or address. */
+	if (target_tpg_has_node_acl(&stpg->tpg, lg->id_name))
+		return lg->id_name;
+	if (target_tpg_has_node_acl(&stpg->tpg, lg->id_name + 2))
+		return lg->id_name + 2;
+	if (lg->src_name[0] && target_tpg_has_node_acl(&stpg->tpg, lg->src_name))
+		return lg->src_name;
 	return NULL;
 }
 
@@ -360,6 +361,22 @@ static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 	return 0;
 }
 
+static int srpt_ib_cm_accept(struct srpt_rdma_ch *ch, struct srp_login_rsp *rsp)
+{
+	struct ib_cm_rep_param rp = {
+		.qp_num = ch->qp->qp_num,
+		.private_data = rsp,
+		.private_data_len = sizeof(*rsp),
+		.responder_resources = SRPT_RD_ATOMIC,
+		.initiator_depth = SRPT_RD_ATOMIC,
+		.flow_control = 1,
+		.rnr_retry_count = 7,
+		.srq = ch->use_srq,
+	};
+
+	return ib_send_cm_rep(ch->ib_cm_id, &rp);
+}
+
 /* Send the REP carrying SRP_LOGIN_RSP, unless the channel is being closed. */
 static int srpt_ch_accept(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 			  struct srp_login_rsp *rsp)
@@ -391,20 +408,8 @@ static int srpt_ch_accept(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 		};
 
 		return rdma_accept(ch->rdma_cm_id, &cp);
-	} else {
-		struct ib_cm_rep_param rp = {
-			.qp_num = ch->qp->qp_num,
-			.private_data = rsp,
-			.private_data_len = sizeof(*rsp),
-			.responder_resources = SRPT_RD_ATOMIC,
-			.initiator_depth = SRPT_RD_ATOMIC,
-			.flow_control = 1,
-			.rnr_retry_count = 7,
-			.srq = ch->use_srq,
-		};
-
-		return ib_send_cm_rep(ch->ib_cm_id, &rp);
 	}
+	return srpt_ib_cm_accept(ch, rsp);
 }
 
 /* Second half of a login, once the channel exists: link, RTR, accept. */

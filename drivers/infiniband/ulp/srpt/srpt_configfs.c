@@ -217,27 +217,77 @@ static ssize_t srpt_attr_store(struct config_item *item, const char *page,
 	return count;
 }
 
-#define SRPT_TPG_ATTR(name, min, max)					\
-static ssize_t srpt_tpg_attrib_##name##_show(struct config_item *item,	\
-					     char *page)		\
-{									\
-	return srpt_attr_show(item, page,				\
-			      offsetof(struct srpt_tpg_attrib, name));	\
-}									\
-static ssize_t srpt_tpg_attrib_##name##_store(struct config_item *item,\
-					      const char *page,		\
-					      size_t count)		\
-{									\
-	return srpt_attr_store(item, page, count,			\
-			       offsetof(struct srpt_tpg_attrib, name),	\
-			       min, max);				\
-}									\
-CONFIGFS_ATTR(srpt_tpg_attrib_, name)
+static ssize_t srpt_tpg_attrib_srp_max_rdma_size_show(struct config_item *item,
+						      char *page)
+{
+	return srpt_attr_show(item, page,
+			      offsetof(struct srpt_tpg_attrib, srp_max_rdma_size));
+}
 
-SRPT_TPG_ATTR(srp_max_rdma_size, SRPT_DEF_RDMA_SIZE, SRPT_MAX_RDMA_SIZE);
-SRPT_TPG_ATTR(srp_max_rsp_size, SRPT_MIN_RSP_SIZE, SRPT_MAX_RSP_SIZE);
-SRPT_TPG_ATTR(srp_sq_size, SRPT_MIN_SRQ_SIZE, SRPT_MAX_SRQ_SIZE);
-SRPT_TPG_ATTR(use_srq, 0, 1);
+static ssize_t srpt_tpg_attrib_srp_max_rdma_size_store(struct config_item *item,
+						       const char *page,
+						       size_t count)
+{
+	return srpt_attr_store(item, page, count,
+			       offsetof(struct srpt_tpg_attrib, srp_max_rdma_size),
+			       SRPT_DEF_RDMA_SIZE, SRPT_MAX_RDMA_SIZE);
+}
+
+CONFIGFS_ATTR(srpt_tpg_attrib_, srp_max_rdma_size);
+
+static ssize_t srpt_tpg_attrib_srp_max_rsp_size_show(struct config_item *item,
+						     char *page)
+{
+	return srpt_attr_show(item, page,
+			      offsetof(struct srpt_tpg_attrib, srp_max_rsp_size));
+}
+
+static ssize_t srpt_tpg_attrib_srp_max_rsp_size_store(struct config_item *item,
+						      const char *page,
+						      size_t count)
+{
+	return srpt_attr_store(item, page, count,
+			       offsetof(struct srpt_tpg_attrib, srp_max_rsp_size),
+			       SRPT_MIN_RSP_SIZE, SRPT_MAX_RSP_SIZE);
+}
+
+CONFIGFS_ATTR(srpt_tpg_attrib_, srp_max_rsp_size);
+
+static ssize_t srpt_tpg_attrib_srp_sq_size_show(struct config_item *item,
+						char *page)
+{
+	return srpt_attr_show(item, page,
+			      offsetof(struct srpt_tpg_attrib, srp_sq_size));
+}
+
+static ssize_t srpt_tpg_attrib_srp_sq_size_store(struct config_item *item,
+						 const char *page,
+						 size_t count)
+{
+	return srpt_attr_store(item, page, count,
+			       offsetof(struct srpt_tpg_attrib, srp_sq_size),
+			       SRPT_MIN_SRQ_SIZE, SRPT_MAX_SRQ_SIZE);
+}
+
+CONFIGFS_ATTR(srpt_tpg_attrib_, srp_sq_size);
+
+static ssize_t srpt_tpg_attrib_use_srq_show(struct config_item *item,
+					    char *page)
+{
+	return srpt_attr_show(item, page,
+			      offsetof(struct srpt_tpg_attrib, use_srq));
+}
+
+static ssize_t srpt_tpg_attrib_use_srq_store(struct config_item *item,
+					     const char *page,
+					     size_t count)
+{
+	return srpt_attr_store(item, page, count,
+			       offsetof(struct srpt_tpg_attrib, use_srq),
+			       0, 1);
+}
+
+CONFIGFS_ATTR(srpt_tpg_attrib_, use_srq);
 
 struct configfs_attribute *srpt_tpg_attrib_attrs[] = {
 	&srpt_tpg_attrib_attr_srp_max_rdma_size,
@@ -255,7 +305,8 @@ static ssize_t srpt_rdma_cm_port_show(struct config_item *item, char *page)
 }
 
 static ssize_t srpt_rdma_cm_port_store(struct config_item *item,
-				       const char *page, size_t count)
+				       const char *page,
+				       size_t count)
 {
 	u16 port;
 	int ret;

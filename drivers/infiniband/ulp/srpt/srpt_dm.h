@@ -59,6 +59,7 @@ struct srpt_dm_mad {
 	u8			dm_reserved[28];
 	u8			data[IB_MGMT_DEVICE_DATA];
 };
+
 static_assert(offsetof(struct srpt_dm_mad, data) == IB_MGMT_DEVICE_HDR);
 static_assert(sizeof(struct srpt_dm_mad) == 256);
 
@@ -75,6 +76,7 @@ struct srpt_dm_iou_info {
 	u8	op_rom;
 	u8	controller_list[128];
 };
+
 static_assert(sizeof(struct srpt_dm_iou_info) == 132);
 
 /**
@@ -128,6 +130,7 @@ struct srpt_dm_ioc_profile {
 	u8	reserved3[9];
 	u8	id_string[64];
 } __packed;
+
 static_assert(sizeof(struct srpt_dm_ioc_profile) == 128);
 
 /**
@@ -139,6 +142,7 @@ struct srpt_dm_svc_entry {
 	u8	name[40];
 	__be64	id;
 } __packed;
+
 static_assert(sizeof(struct srpt_dm_svc_entry) == 48);
 
 /**
@@ -148,6 +152,7 @@ static_assert(sizeof(struct srpt_dm_svc_entry) == 48);
 struct srpt_dm_svc_entries {
 	struct srpt_dm_svc_entry entry[SRPT_DM_SVC_PER_MAD];
 };
+
 static_assert(sizeof(struct srpt_dm_svc_entries) == IB_MGMT_DEVICE_DATA);
 
 #endif /* SRPT_DM_H */

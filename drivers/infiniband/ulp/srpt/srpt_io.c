@@ -381,7 +381,7 @@ static int srpt_abort_cmd(struct srpt_send_ioctx *ioctx)
 	case SRPT_STATE_NEED_DATA:
 		ioctx->state = SRPT_STATE_DATA_IN;
 		transport_generic_request_failure(&ioctx->cmd,
-					TCM_CHECK_CONDITION_ABORT_CMD);
+						  TCM_CHECK_CONDITION_ABORT_CMD);
 		break;
 	case SRPT_STATE_CMD_RSP_SENT:
 	case SRPT_STATE_MGMT_RSP_SENT:
@@ -654,8 +654,8 @@ static bool srpt_handle_cmd(struct srpt_rdma_ch *ch,
 		break;
 	case -EINVAL:
 	case -EOPNOTSUPP:
-		transport_send_check_condition_and_sense(cmd,
-					TCM_INVALID_FIELD_IN_COMMAND_IU, 0);
+		transport_send_check_condition_and_sense
+			(cmd, TCM_INVALID_FIELD_IN_COMMAND_IU, 0);
 		target_put_sess_cmd(cmd);
 		return false;
 	default:
@@ -1029,9 +1029,9 @@ void srpt_queue_response(struct se_cmd *cmd)
 	}
 
 	if (state == SRPT_STATE_MGMT) {
-		len = srpt_build_tskmgmt_rsp(ch, ioctx,
-				srpt_tmr_rsp_code(cmd->se_tmr_req->response),
-				cmd->tag);
+		u8 code = srpt_tmr_rsp_code(cmd->se_tmr_req->response);
+
+		len = srpt_build_tskmgmt_rsp(ch, ioctx, code, cmd->tag);
 	} else {
 		if (cmd->data_direction == DMA_FROM_DEVICE &&
 		    cmd->data_length && !ioctx->queue_status_only) {

@@ -130,8 +130,8 @@ static struct se_portal_group *srpt_make_tpg(struct se_wwn *wwn,
 	stpg->attrib.srp_max_rsp_size = SRPT_DEF_RSP_SIZE;
 	stpg->attrib.srp_sq_size = SRPT_DEF_SQ_SIZE;
 	atomic_set(&stpg->nr_channels, 0);
-	if (!str_has_prefix(name, "tpgt_") || kstrtou16(name + 5, 10,
-							 &stpg->tag))
+	if (!str_has_prefix(name, "tpgt_") ||
+	    kstrtou16(name + 5, 10, &stpg->tag))
 		stpg->tag = 1;
 
 	ret = core_tpg_register(wwn, &stpg->tpg, SCSI_PROTOCOL_SRP);

@@ -70,13 +70,14 @@ enum {
 	/* ... or for 8 KiB of immediate data, whichever is larger. */
 	SRPT_DEF_REQ_SIZE_IMM	= SRPT_MAX_IMM_OFFSET +
 				  sizeof(struct srp_imm_buf) + SRPT_MAX_IMM_DATA,
-	SRPT_DEF_REQ_SIZE	= SRPT_DEF_REQ_SIZE_DESC > SRPT_DEF_REQ_SIZE_IMM ?
-				  SRPT_DEF_REQ_SIZE_DESC : SRPT_DEF_REQ_SIZE_IMM,
+	SRPT_DEF_REQ_SIZE	= SRPT_DEF_REQ_SIZE_IMM,
 	/* Receive buffers are aligned so immediate data is 512-byte aligned. */
 	SRPT_BUF_ALIGN		= 512,
 	SRPT_RD_ATOMIC		= 4,
 	SRPT_CLOSE_WAIT_SECS	= 5,
 };
+
+static_assert(SRPT_DEF_REQ_SIZE_IMM >= SRPT_DEF_REQ_SIZE_DESC);
 
 /* srp_login_req.req_flags: MULTI-CHANNEL ACTION occupies the low two bits. */
 #define SRPT_MCA_MASK		0x03
@@ -283,7 +284,7 @@ struct srpt_rdma_ch {
 	atomic_t		req_lim;
 	atomic_t		req_lim_delta;
 	u16			imm_data_offset;
-	spinlock_t		lock;
+	spinlock_t		lock;	/* protects @state */
 	enum srpt_ch_state	state;
 	bool			using_rdma_cm;
 	bool			use_srq;
@@ -357,7 +358,7 @@ struct srpt_tpg {
  * @name: canonical name of the port in the form of this WWN.
  */
 struct srpt_port_id {
-	struct mutex		mutex;
+	struct mutex		mutex;	/* protects @tpg_list, TPG attributes */
 	struct list_head	tpg_list;
 	struct se_wwn		wwn;
 	char			name[64];
@@ -399,7 +400,7 @@ struct srpt_port {
 	u32			dm_rdma_size;
 	atomic_t		refcount;
 	bool			removing;
-	struct mutex		mutex;
+	struct mutex		mutex;	/* protects nexuses, channels, enable */
 	struct list_head	nexus_list;
 };
 
@@ -424,7 +425,7 @@ struct srpt_device {
 	struct ib_device	*device;
 	struct ib_pd		*pd;
 	u32			lkey;
-	struct mutex		mutex;
+	struct mutex		mutex;	/* protects the SRQ fields */
 	struct ib_srq		*srq;
 	u32			srq_size;
 	struct kmem_cache	*req_buf_cache;
