@@ -18,6 +18,7 @@
 #include <rdma/ib_cache.h>
 #include <target/target_core_base.h>
 #include <target/target_core_fabric.h>
+#include <kunit/visibility.h>
 
 #include "srpt_priv.h"
 
@@ -26,6 +27,7 @@ MODULE_DESCRIPTION("SCSI RDMA Protocol target driver");
 MODULE_LICENSE("Dual BSD/GPL");
 
 unsigned int srp_max_req_size = SRPT_DEF_REQ_SIZE;
+EXPORT_SYMBOL_IF_KUNIT(srp_max_req_size);
 module_param(srp_max_req_size, uint, 0444);
 MODULE_PARM_DESC(srp_max_req_size,
 		 "Maximum size of SRP request messages in bytes.");
@@ -35,6 +37,7 @@ module_param(srpt_srq_size, int, 0444);
 MODULE_PARM_DESC(srpt_srq_size, "Shared receive queue (SRQ) size.");
 
 u64 srpt_service_guid;
+EXPORT_SYMBOL_IF_KUNIT(srpt_service_guid);
 
 static int srpt_guid_param_set(const char *val, const struct kernel_param *kp)
 {
