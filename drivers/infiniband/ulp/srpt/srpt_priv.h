@@ -530,10 +530,13 @@ u16 srpt_rdma_cm_port_get(void);
 void srpt_rdma_cm_stop(void);
 void srpt_cm_rtu_recv(struct srpt_rdma_ch *ch);
 
-/* srpt_io.c */
+/* srpt_io.c and srpt_rsp.c */
 void srpt_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void srpt_send_done(struct ib_cq *cq, struct ib_wc *wc);
 void srpt_release_ioctx(struct srpt_send_ioctx *ioctx);
+void srpt_repost_recv(struct srpt_rdma_ch *ch, struct srpt_recv_ioctx *recv);
+void srpt_send_local_tmf_rsp(struct srpt_rdma_ch *ch,
+			     struct srpt_send_ioctx *ioctx, u8 code, u64 tag);
 void srpt_zerolength_write_done(struct ib_cq *cq, struct ib_wc *wc);
 void srpt_process_wait_list(struct srpt_rdma_ch *ch);
 enum srpt_command_state srpt_set_cmd_state(struct srpt_send_ioctx *ioctx,
