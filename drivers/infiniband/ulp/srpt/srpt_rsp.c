@@ -199,12 +199,13 @@ static int srpt_post_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 	sge->length = len;
 	sge->lkey = sdev->lkey;
 	ioctx->ioctx.cqe.done = srpt_send_done;
-	send->next = NULL;
-	send->wr_cqe = &ioctx->ioctx.cqe;
-	send->sg_list = sge;
-	send->num_sge = 1;
-	send->opcode = IB_WR_SEND;
-	send->send_flags = IB_SEND_SIGNALED;
+	*send = (struct ib_send_wr) {
+		.wr_cqe = &ioctx->ioctx.cqe,
+		.sg_list = sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
 	atomic_inc(&ch->req_lim);
 	ret = ib_post_send(ch->qp, first, NULL);
 	if (!ret)
