@@ -194,7 +194,6 @@ void srpt_get_svc_entries(u64 ioc_guid, u16 slot, u8 hi, u8 lo,
 	if (status)
 		return;
 
-	WARN_ON_ONCE(!ioc_guid);
 	memset(svc, 0, sizeof(*svc));
 	/* Entry 0 is the only one; the range check above admits only it. */
 	e = &svc->entry[0];
