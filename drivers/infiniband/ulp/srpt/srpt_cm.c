@@ -437,6 +437,36 @@ static void srpt_login_finish(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 	srpt_close_ch(ch);
 }
 
+/*
+ * Check the request itself and take a port count unless the device is
+ * going away; reject the login otherwise.
+ */
+static int srpt_login_gate(struct srpt_login *lg)
+{
+	struct srpt_port *sport = lg->sport;
+	bool removing;
+	u32 reason;
+
+	reason = srpt_check_login_req(lg->req, srp_max_req_size,
+				      srpt_service_guid);
+	if (reason) {
+		srpt_send_login_rej(lg, reason, "invalid login request");
+		return -EINVAL;
+	}
+
+	mutex_lock(&sport->mutex);
+	removing = sport->removing;
+	if (!removing)
+		atomic_inc(&sport->refcount);
+	mutex_unlock(&sport->mutex);
+	if (removing) {
+		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				    "device is being removed");
+		return -ENODEV;
+	}
+	return 0;
+}
+
 /**
  * srpt_cm_req_recv - process an SRP_LOGIN_REQ from either CM
  * @lg: the login; @lg->req, the CM id, port and names are filled in.
@@ -463,23 +493,8 @@ static int srpt_cm_req_recv(struct srpt_login *lg)
 		lg->src_name, dev_name(&lg->sdev->device->dev), sport->port,
 		be32_to_cpu(lg->req->req_it_iu_len));
 
-	reason = srpt_check_login_req(lg->req, srp_max_req_size,
-				      srpt_service_guid);
-	if (reason) {
-		srpt_send_login_rej(lg, reason, "invalid login request");
+	if (srpt_login_gate(lg))
 		return ret;
-	}
-
-	mutex_lock(&sport->mutex);
-	if (!sport->removing)
-		atomic_inc(&sport->refcount);
-	mutex_unlock(&sport->mutex);
-	if (sport->removing) {
-		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "device is being removed");
-		return ret;
-	}
-
 	if (srpt_login_find_tpg(lg))
 		goto put_sport;
 
