@@ -163,7 +163,8 @@ teardown() {
 	rm $tpg/acls/$acl/lun_0/lun0 && rmdir $tpg/acls/$acl/lun_0 &&
 	rmdir $tpg/acls/$acl && rm $tpg/lun/lun_0/lun0 &&
 	rmdir $tpg/lun/lun_0 && rmdir $tpg && rmdir $cfs/srpt/$wwn &&
-	rmdir $cfs/core/fileio_0/lun0 && rmdir $cfs/core/fileio_0
+	rmdir $cfs/core/fileio_0/lun0 && rmdir $cfs/core/fileio_0 &&
+	rmdir $cfs/srpt
 }
 tap_check "configfs torn down after the device is gone" teardown
 tap_check "ib_srp and ib_srpt unload" modprobe -r ib_srp ib_srpt
