@@ -1,0 +1,832 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ib_srpt: RDMA channels - message buffers, queue pairs, the channel state
+ * machine, disconnecting and draining, and releasing a channel.
+ *
+ * A channel's state only moves forward:
+ *
+ *   CONNECTING --RTU--> LIVE --DREQ sent/received--> DISCONNECTING
+ *        \                 \                              |
+ *         `-----------------`---- close -----> DRAINING <-'
+ *                                                 |
+ *                 zero-length write completed --> DISCONNECTED --> release
+ *
+ * Closing moves the QP to the error state and posts a zero-length RDMA
+ * write behind everything already queued; its (flushed) completion proves
+ * that the send queue is empty. The release work then waits for LIO to
+ * finish every command of the session, drains the receive queue and frees
+ * the channel.
+ */
+
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/wait_bit.h>
+#include <rdma/ib_cache.h>
+#include <target/target_core_base.h>
+#include <target/target_core_fabric.h>
+
+#include "srpt_priv.h"
+
+/**
+ * srpt_alloc_ioctx - allocate a message buffer and map it for DMA
+ * @sdev: device the buffer is used with.
+ * @ioctx_size: size of the context structure embedding struct srpt_ioctx.
+ * @buf_cache: slab the buffer comes from; its object size is mapped.
+ * @dir: DMA direction.
+ *
+ * Context: process context; may sleep.
+ * Return: the context, zero-filled apart from @buf and @dma, or NULL.
+ */
+struct srpt_ioctx *srpt_alloc_ioctx(struct srpt_device *sdev, size_t ioctx_size,
+				    struct kmem_cache *buf_cache,
+				    enum dma_data_direction dir)
+{
+	struct srpt_ioctx *ioctx;
+
+	ioctx = kzalloc(ioctx_size, GFP_KERNEL);
+	if (!ioctx)
+		return NULL;
+	ioctx->buf = kmem_cache_alloc(buf_cache, GFP_KERNEL);
+	if (!ioctx->buf)
+		goto err_free_ioctx;
+	ioctx->dma = ib_dma_map_single(sdev->device, ioctx->buf,
+				       kmem_cache_size(buf_cache), dir);
+	if (ib_dma_mapping_error(sdev->device, ioctx->dma))
+		goto err_free_buf;
+	return ioctx;
+
+err_free_buf:
+	kmem_cache_free(buf_cache, ioctx->buf);
+err_free_ioctx:
+	kfree(ioctx);
+	return NULL;
+}
+
+/**
+ * srpt_free_ioctx - undo srpt_alloc_ioctx()
+ * @sdev: device the buffer was mapped for.
+ * @ioctx: the context; NULL is ignored.
+ * @buf_cache: slab the buffer came from.
+ * @dir: DMA direction used when mapping.
+ *
+ * Context: process context.
+ */
+void srpt_free_ioctx(struct srpt_device *sdev, struct srpt_ioctx *ioctx,
+		     struct kmem_cache *buf_cache, enum dma_data_direction dir)
+{
+	if (!ioctx)
+		return;
+	ib_dma_unmap_single(sdev->device, ioctx->dma,
+			    kmem_cache_size(buf_cache), dir);
+	kmem_cache_free(buf_cache, ioctx->buf);
+	kfree(ioctx);
+}
+
+/**
+ * srpt_alloc_ioctx_ring - allocate an array of message buffer contexts
+ * @sdev: device the buffers are used with.
+ * @ring_size: number of contexts.
+ * @ioctx_size: size of each context structure.
+ * @buf_cache: slab for the buffers.
+ * @alignment_offset: value for the @offset of each context.
+ * @dir: DMA direction.
+ *
+ * Context: process context; may sleep.
+ * Return: the ring, each context's @index set to its position, or NULL.
+ */
+struct srpt_ioctx **srpt_alloc_ioctx_ring(struct srpt_device *sdev,
+					  u32 ring_size, size_t ioctx_size,
+					  struct kmem_cache *buf_cache,
+					  u32 alignment_offset,
+					  enum dma_data_direction dir)
+{
+	struct srpt_ioctx **ring;
+	u32 i;
+
+	ring = kvcalloc(ring_size, sizeof(*ring), GFP_KERNEL);
+	if (!ring)
+		return NULL;
+	for (i = 0; i < ring_size; i++) {
+		ring[i] = srpt_alloc_ioctx(sdev, ioctx_size, buf_cache, dir);
+		if (!ring[i])
+			goto err_free_ring;
+		ring[i]->index = i;
+		ring[i]->offset = alignment_offset;
+	}
+	return ring;
+
+err_free_ring:
+	srpt_free_ioctx_ring(ring, sdev, i, buf_cache, dir);
+	return NULL;
+}
+
+/**
+ * srpt_free_ioctx_ring - free a ring made by srpt_alloc_ioctx_ring()
+ * @ioctx_ring: the ring; NULL is ignored.
+ * @sdev: device the buffers were mapped for.
+ * @ring_size: number of contexts to free.
+ * @buf_cache: slab of the buffers.
+ * @dir: DMA direction used when mapping.
+ *
+ * Context: process context.
+ */
+void srpt_free_ioctx_ring(struct srpt_ioctx **ioctx_ring,
+			  struct srpt_device *sdev, u32 ring_size,
+			  struct kmem_cache *buf_cache,
+			  enum dma_data_direction dir)
+{
+	u32 i;
+
+	if (!ioctx_ring)
+		return;
+	for (i = 0; i < ring_size; i++)
+		srpt_free_ioctx(sdev, ioctx_ring[i], buf_cache, dir);
+	kvfree(ioctx_ring);
+}
+
+/**
+ * srpt_post_recv - post a receive buffer
+ * @sdev: device.
+ * @ch: channel whose receive queue gets the buffer, or NULL (or a channel
+ *	using the SRQ) to post to the device's shared receive queue.
+ * @ioctx: the receive context.
+ *
+ * Context: any context.
+ * Return: 0 or the error of the post.
+ */
+int srpt_post_recv(struct srpt_device *sdev, struct srpt_rdma_ch *ch,
+		   struct srpt_recv_ioctx *ioctx)
+{
+	struct ib_sge sge = {
+		.addr = ioctx->ioctx.dma + ioctx->ioctx.offset,
+		.length = srp_max_req_size,
+		.lkey = sdev->lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &ioctx->ioctx.cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	ioctx->ioctx.cqe.done = srpt_recv_done;
+	if (!ch || ch->use_srq)
+		return ib_post_srq_recv(sdev->srq, &wr, NULL);
+	return ib_post_recv(ch->qp, &wr, NULL);
+}
+
+/**
+ * srpt_set_ch_state - move a channel forward to a new state
+ * @ch: the channel.
+ * @new: the new state.
+ *
+ * Context: any context; takes @ch->lock.
+ * Return: true if the state changed, false if the channel already was in
+ * @new or a later state.
+ */
+bool srpt_set_ch_state(struct srpt_rdma_ch *ch, enum srpt_ch_state new)
+{
+	unsigned long flags;
+	bool changed = false;
+
+	spin_lock_irqsave(&ch->lock, flags);
+	if (new > ch->state) {
+		ch->state = new;
+		changed = true;
+	}
+	spin_unlock_irqrestore(&ch->lock, flags);
+	return changed;
+}
+
+/**
+ * srpt_ch_state_name - printable name of a channel state
+ * @state: the state.
+ *
+ * Return: a static string.
+ */
+const char *srpt_ch_state_name(enum srpt_ch_state state)
+{
+	static const char * const names[] = {
+		[CH_CONNECTING]		= "connecting",
+		[CH_LIVE]		= "live",
+		[CH_DISCONNECTING]	= "disconnecting",
+		[CH_DRAINING]		= "draining",
+		[CH_DISCONNECTED]	= "disconnected",
+	};
+
+	return state < ARRAY_SIZE(names) ? names[state] : "?";
+}
+
+/**
+ * srpt_qp_event - QP asynchronous event callback
+ * @event: the event.
+ * @ptr: the channel.
+ *
+ * A receive arriving before the RTU makes the CM report COMM_EST, which is
+ * passed on so that the connection is established. Fatal QP errors close
+ * the channel.
+ *
+ * Context: may be called in interrupt context.
+ */
+static void srpt_qp_event(struct ib_event *event, void *ptr)
+{
+	struct srpt_rdma_ch *ch = ptr;
+
+	switch (event->event) {
+	case IB_EVENT_COMM_EST:
+		if (ch->using_rdma_cm)
+			rdma_notify(ch->rdma_cm_id, event->event);
+		else
+			ib_cm_notify(ch->ib_cm_id, event->event);
+		break;
+	case IB_EVENT_QP_LAST_WQE_REACHED:
+		pr_debug("%s: last WQE reached\n", ch->sess_name);
+		break;
+	default:
+		pr_warn("%s: QP event %d in state %s\n", ch->sess_name,
+			event->event, srpt_ch_state_name(ch->state));
+		break;
+	}
+}
+
+/**
+ * srpt_zerolength_write - post a zero-length RDMA write
+ * @ch: the channel.
+ * @cqe: completion entry for it.
+ *
+ * A zero-length RDMA WRITE carries no data and needs no valid R_Key
+ * (IBA C9-88), so it can always be posted; its completion arrives after
+ * those of all work requests posted before it.
+ *
+ * Context: any context.
+ * Return: 0 or the error of ib_post_send().
+ */
+int srpt_zerolength_write(struct srpt_rdma_ch *ch, struct ib_cqe *cqe)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = cqe,
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+	};
+
+	return ib_post_send(ch->qp, &wr.wr, NULL);
+}
+
+static void srpt_schedule_release(struct srpt_rdma_ch *ch)
+{
+	if (srpt_set_ch_state(ch, CH_DISCONNECTED))
+		queue_work(system_long_wq, &ch->release_work);
+}
+
+/* Completion of the drain marker posted by srpt_close_ch(). */
+static void srpt_drain_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct srpt_rdma_ch *ch = wc->qp->qp_context;
+
+	pr_debug("%s: send queue drained (status %d)\n", ch->sess_name,
+		 wc->status);
+	srpt_schedule_release(ch);
+}
+
+/**
+ * srpt_init_ch_qp - move a new IB CM channel's QP to INIT
+ * @ch: the channel.
+ * @qp: its queue pair.
+ *
+ * Grants local write access (remote access is not needed: the target
+ * initiates every RDMA operation) and selects the port and the P_Key index
+ * of the login's partition, falling back to index 0.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or the error of ib_modify_qp().
+ */
+static int srpt_init_ch_qp(struct srpt_rdma_ch *ch, struct ib_qp *qp)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.qp_access_flags = IB_ACCESS_LOCAL_WRITE,
+		.port_num = ch->sport->port,
+	};
+	int ret;
+
+	ret = ib_find_cached_pkey(ch->sport->sdev->device, ch->sport->port,
+				  ch->pkey, &attr.pkey_index);
+	if (ret)
+		pr_warn("%s: P_Key %#x not found (%d), using index 0\n",
+			ch->sess_name, ch->pkey, ret);
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_ACCESS_FLAGS |
+			    IB_QP_PORT | IB_QP_PKEY_INDEX);
+}
+
+static int srpt_ch_qp_modify_cm(struct srpt_rdma_ch *ch, struct ib_qp *qp,
+				enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+	int mask, ret;
+
+	if (WARN_ON_ONCE(ch->using_rdma_cm))
+		return -EINVAL;
+	ret = ib_cm_init_qp_attr(ch->ib_cm_id, &attr, &mask);
+	if (ret)
+		return ret;
+	if (state == IB_QPS_RTR)
+		attr.max_dest_rd_atomic = SRPT_RD_ATOMIC;
+	else
+		attr.max_rd_atomic = SRPT_RD_ATOMIC;
+	return ib_modify_qp(qp, &attr, mask);
+}
+
+/**
+ * srpt_ch_qp_rtr - move an IB CM channel's QP to ready-to-receive
+ * @ch: the channel.
+ * @qp: its queue pair.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or a negative errno.
+ */
+int srpt_ch_qp_rtr(struct srpt_rdma_ch *ch, struct ib_qp *qp)
+{
+	return srpt_ch_qp_modify_cm(ch, qp, IB_QPS_RTR);
+}
+
+/**
+ * srpt_ch_qp_rts - move an IB CM channel's QP to ready-to-send
+ * @ch: the channel.
+ * @qp: its queue pair.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or a negative errno.
+ */
+int srpt_ch_qp_rts(struct srpt_rdma_ch *ch, struct ib_qp *qp)
+{
+	return srpt_ch_qp_modify_cm(ch, qp, IB_QPS_RTS);
+}
+
+/**
+ * srpt_ch_qp_err - move a channel's QP to the error state
+ * @ch: the channel.
+ *
+ * Outstanding and later work requests complete with a flush status.
+ *
+ * Context: process context.
+ * Return: 0 or the error of ib_modify_qp().
+ */
+static int srpt_ch_qp_err(struct srpt_rdma_ch *ch)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	return ib_modify_qp(ch->qp, &attr, IB_QP_STATE);
+}
+
+static int srpt_ch_create_qp(struct srpt_rdma_ch *ch,
+			     struct ib_qp_init_attr *init)
+{
+	struct srpt_device *sdev = ch->sport->sdev;
+	int ret;
+
+	if (ch->using_rdma_cm) {
+		ret = rdma_create_qp(ch->rdma_cm_id, sdev->pd, init);
+		if (!ret)
+			ch->qp = ch->rdma_cm_id->qp;
+		return ret;
+	}
+	ch->qp = ib_create_qp(sdev->pd, init);
+	if (IS_ERR(ch->qp)) {
+		ret = PTR_ERR(ch->qp);
+		ch->qp = NULL;
+		return ret;
+	}
+	ret = srpt_init_ch_qp(ch, ch->qp);
+	if (ret) {
+		ib_destroy_qp(ch->qp);
+		ch->qp = NULL;
+	}
+	return ret;
+}
+
+static void srpt_ch_destroy_qp(struct srpt_rdma_ch *ch)
+{
+	if (ch->using_rdma_cm)
+		rdma_destroy_qp(ch->rdma_cm_id);
+	else
+		ib_destroy_qp(ch->qp);
+	ch->qp = NULL;
+}
+
+static int srpt_ch_try_create(struct srpt_rdma_ch *ch, u32 sq_size)
+{
+	struct srpt_device *sdev = ch->sport->sdev;
+	const struct ib_device_attr *attrs = &sdev->device->attrs;
+	struct ib_qp_init_attr init = {
+		.qp_context = ch,
+		.event_handler = srpt_qp_event,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+		.port_num = ch->sport->port,
+		/*
+		 * Half of the send queue is for SRP_RSP sends, the other
+		 * half is handed to rdma_rw for READ/WRITE work requests.
+		 */
+		.cap.max_send_wr = min_t(u32, sq_size / 2, attrs->max_qp_wr),
+		.cap.max_rdma_ctxs = sq_size / 2,
+		.cap.max_send_sge = attrs->max_send_sge,
+		.cap.max_recv_sge = 1,
+	};
+	int ret;
+
+	ch->cq_size = ch->rq_size + sq_size;
+	ch->cq = ib_cq_pool_get(sdev->device, ch->cq_size, -1,
+				IB_POLL_WORKQUEUE);
+	if (IS_ERR(ch->cq)) {
+		ret = PTR_ERR(ch->cq);
+		ch->cq = NULL;
+		return ret;
+	}
+	init.send_cq = ch->cq;
+	init.recv_cq = ch->cq;
+	if (ch->use_srq)
+		init.srq = sdev->srq;
+	else
+		init.cap.max_recv_wr = ch->rq_size;
+
+	ret = srpt_ch_create_qp(ch, &init);
+	if (ret) {
+		ib_cq_pool_put(ch->cq, ch->cq_size);
+		ch->cq = NULL;
+		return ret;
+	}
+	/* Keep two slots for the live and drain zero-length writes. */
+	atomic_set(&ch->sq_wr_avail, init.cap.max_send_wr - 2);
+	return 0;
+}
+
+/**
+ * srpt_create_ch_ib - create a channel's completion queue and queue pair
+ * @ch: the channel, with @rq_size, @use_srq and its CM id set.
+ * @sq_size: requested send queue size; halved down to %SRPT_MIN_SQ_SIZE
+ *	while the device refuses it.
+ *
+ * On success the receive ring (if the channel has one) is posted.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or a negative errno with nothing left allocated.
+ */
+int srpt_create_ch_ib(struct srpt_rdma_ch *ch, u32 sq_size)
+{
+	u32 i;
+	int ret;
+
+	for (;;) {
+		ret = srpt_ch_try_create(ch, sq_size);
+		if (!ret || sq_size <= SRPT_MIN_SQ_SIZE)
+			break;
+		pr_debug("%s: QP with sq_size %u failed (%d), retrying\n",
+			 ch->sess_name, sq_size, ret);
+		sq_size = max_t(u32, sq_size / 2, SRPT_MIN_SQ_SIZE);
+	}
+	if (ret)
+		return ret;
+
+	if (ch->use_srq)
+		return 0;
+	for (i = 0; i < ch->rq_size; i++) {
+		ret = srpt_post_recv(ch->sport->sdev, ch,
+				     ch->ioctx_recv_ring[i]);
+		if (ret) {
+			srpt_destroy_ch_ib(ch);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/**
+ * srpt_destroy_ch_ib - undo srpt_create_ch_ib()
+ * @ch: the channel.
+ *
+ * Context: process context; may sleep.
+ */
+void srpt_destroy_ch_ib(struct srpt_rdma_ch *ch)
+{
+	srpt_ch_destroy_qp(ch);
+	ib_cq_pool_put(ch->cq, ch->cq_size);
+	ch->cq = NULL;
+}
+
+/**
+ * srpt_close_ch - start draining a channel
+ * @ch: the channel.
+ *
+ * Moves the channel to DRAINING, its QP to the error state and posts the
+ * drain marker. When the marker cannot be posted the channel is released
+ * right away.
+ *
+ * Context: process context.
+ * Return: true if this call moved the channel to DRAINING, false if it was
+ * already draining or drained.
+ */
+bool srpt_close_ch(struct srpt_rdma_ch *ch)
+{
+	int ret;
+
+	if (!srpt_set_ch_state(ch, CH_DRAINING))
+		return false;
+
+	ret = srpt_ch_qp_err(ch);
+	if (ret)
+		pr_warn("%s: moving QP to error state failed (%d)\n",
+			ch->sess_name, ret);
+	ret = srpt_zerolength_write(ch, &ch->zw_drain_cqe);
+	if (ret) {
+		pr_warn("%s: posting drain marker failed (%d)\n",
+			ch->sess_name, ret);
+		srpt_schedule_release(ch);
+	}
+	return true;
+}
+
+/**
+ * srpt_disconnect_ch - ask the initiator to disconnect a channel
+ * @ch: the channel.
+ *
+ * Sends a DREQ (or, if one was received, the DREP); the channel is closed
+ * when the CM reports the disconnect. If nothing can be sent the channel is
+ * closed at once.
+ *
+ * Context: process context, from a CM callback of @ch or with
+ * srpt_port.mutex held, so that it cannot race with accepting @ch.
+ * Return: 0, or -ENOTCONN if the channel was already disconnecting.
+ */
+int srpt_disconnect_ch(struct srpt_rdma_ch *ch)
+{
+	int ret;
+
+	if (!srpt_set_ch_state(ch, CH_DISCONNECTING))
+		return -ENOTCONN;
+
+	if (ch->using_rdma_cm) {
+		ret = rdma_disconnect(ch->rdma_cm_id);
+	} else {
+		ret = ib_send_cm_dreq(ch->ib_cm_id, NULL, 0);
+		if (ret)
+			ret = ib_send_cm_drep(ch->ib_cm_id, NULL, 0);
+	}
+	if (ret)
+		srpt_close_ch(ch);
+	return 0;
+}
+
+/**
+ * srpt_put_ch - drop a channel reference
+ * @ch: the channel.
+ *
+ * Context: any context.
+ */
+void srpt_put_ch(struct srpt_rdma_ch *ch)
+{
+	kref_put(&ch->kref, srpt_free_ch);
+}
+
+/**
+ * srpt_disconnect_ch_sync - disconnect a channel and wait until released
+ * @ch: the channel.
+ *
+ * When the initiator does not answer the DREQ within a few seconds the
+ * channel is closed without its consent, so the wait always ends.
+ *
+ * Context: process context; may sleep. Must not be called from the
+ * channel's CM callbacks or from its CQ context.
+ */
+void srpt_disconnect_ch_sync(struct srpt_rdma_ch *ch)
+{
+	struct srpt_port *sport = ch->sport;
+
+	kref_get(&ch->kref);
+	mutex_lock(&sport->mutex);
+	srpt_disconnect_ch(ch);
+	mutex_unlock(&sport->mutex);
+
+	while (!wait_for_completion_timeout(&ch->released,
+					    SRPT_CLOSE_WAIT_SECS * HZ)) {
+		pr_info("%s: waiting for release, state %s\n", ch->sess_name,
+			srpt_ch_state_name(ch->state));
+		srpt_close_ch(ch);
+	}
+	srpt_put_ch(ch);
+}
+
+/**
+ * srpt_close_tpg_channels - close the channels of one TPG or of all TPGs
+ * @sport: the port.
+ * @stpg: the TPG, or NULL for every channel of the port.
+ *
+ * Each channel gets a DREQ and is closed without waiting for the answer.
+ *
+ * Context: process context; caller holds @sport->mutex.
+ */
+void srpt_close_tpg_channels(struct srpt_port *sport, struct srpt_tpg *stpg)
+	__must_hold(&sport->mutex)
+{
+	struct srpt_nexus *nexus;
+	struct srpt_rdma_ch *ch;
+
+	lockdep_assert_held(&sport->mutex);
+
+	list_for_each_entry(nexus, &sport->nexus_list, entry) {
+		list_for_each_entry(ch, &nexus->ch_list, list) {
+			if (stpg && ch->stpg != stpg)
+				continue;
+			pr_info("%s: closing channel\n", ch->sess_name);
+			srpt_disconnect_ch(ch);
+			srpt_close_ch(ch);
+		}
+	}
+}
+
+/**
+ * srpt_get_nexus - find or create the nexus of an initiator/target pair
+ * @sport: the port.
+ * @i_port_id: initiator port id.
+ * @t_port_id: target port id.
+ *
+ * Context: process context; takes @sport->mutex.
+ * Return: the nexus (owned by @sport until srpt_release_sport()) or
+ * ERR_PTR(-ENOMEM).
+ */
+struct srpt_nexus *srpt_get_nexus(struct srpt_port *sport,
+				  const u8 i_port_id[16],
+				  const u8 t_port_id[16])
+{
+	struct srpt_nexus *nexus, *new;
+
+	/* Allocate first so that the lookup and insertion are atomic. */
+	new = kzalloc(sizeof(*new), GFP_KERNEL);
+
+	guard(mutex)(&sport->mutex);
+	list_for_each_entry(nexus, &sport->nexus_list, entry) {
+		if (!memcmp(nexus->i_port_id, i_port_id, 16) &&
+		    !memcmp(nexus->t_port_id, t_port_id, 16)) {
+			kfree(new);
+			return nexus;
+		}
+	}
+	if (!new)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&new->ch_list);
+	memcpy(new->i_port_id, i_port_id, 16);
+	memcpy(new->t_port_id, t_port_id, 16);
+	list_add_tail(&new->entry, &sport->nexus_list);
+	return new;
+}
+
+/* Give SRQ buffers that were waiting on a dead channel back to the SRQ. */
+static void srpt_ch_return_waiting(struct srpt_rdma_ch *ch)
+{
+	struct srpt_recv_ioctx *recv, *tmp;
+
+	list_for_each_entry_safe(recv, tmp, &ch->cmd_wait_list, wait_list) {
+		list_del_init(&recv->wait_list);
+		if (ch->use_srq)
+			srpt_post_recv(ch->sport->sdev, NULL, recv);
+	}
+}
+
+static void srpt_ch_free_rings(struct srpt_rdma_ch *ch)
+{
+	struct srpt_device *sdev = ch->sport->sdev;
+
+	srpt_free_ioctx_ring((struct srpt_ioctx **)ch->ioctx_recv_ring, sdev,
+			     ch->rq_size, ch->req_buf_cache, DMA_FROM_DEVICE);
+	ch->ioctx_recv_ring = NULL;
+	srpt_cache_put(ch->req_buf_cache);
+	ch->req_buf_cache = NULL;
+	srpt_free_ioctx_ring((struct srpt_ioctx **)ch->ioctx_ring, sdev,
+			     ch->rq_size, ch->rsp_buf_cache, DMA_TO_DEVICE);
+	ch->ioctx_ring = NULL;
+	srpt_cache_put(ch->rsp_buf_cache);
+	ch->rsp_buf_cache = NULL;
+}
+
+/**
+ * srpt_release_channel_work - free a drained channel
+ * @w: the channel's release_work.
+ *
+ * Order matters: LIO must be done with every command (their completions
+ * touch the QP and the rings) before the receive queue is drained, the CM
+ * id destroyed (no more CM callbacks), the channel unlinked, and the QP, CQ
+ * and rings freed. The port and TPG counts drop last, since waiters on them
+ * free the device and the TPG.
+ *
+ * Context: process context (workqueue).
+ */
+static void srpt_release_channel_work(struct work_struct *w)
+{
+	struct srpt_rdma_ch *ch = container_of(w, struct srpt_rdma_ch,
+					       release_work);
+	struct srpt_port *sport = ch->sport;
+	struct srpt_tpg *stpg = ch->stpg;
+
+	target_stop_session(ch->sess);
+	target_wait_for_sess_cmds(ch->sess);
+	if (!ch->use_srq)
+		ib_drain_rq(ch->qp);
+	srpt_ch_return_waiting(ch);
+	target_remove_session(ch->sess);
+	ch->sess = NULL;
+
+	if (ch->using_rdma_cm) {
+		srpt_destroy_ch_ib(ch);
+		rdma_destroy_id(ch->rdma_cm_id);
+	} else {
+		ib_destroy_cm_id(ch->ib_cm_id);
+		srpt_destroy_ch_ib(ch);
+	}
+
+	mutex_lock(&sport->mutex);
+	list_del(&ch->list);
+	mutex_unlock(&sport->mutex);
+
+	srpt_ch_free_rings(ch);
+	pr_info("%s: channel released\n", ch->sess_name);
+
+	complete_all(&ch->released);
+	if (atomic_dec_and_test(&stpg->nr_channels))
+		wake_up_var(&stpg->nr_channels);
+	if (atomic_dec_and_test(&sport->refcount))
+		wake_up_var(&sport->refcount);
+	srpt_put_ch(ch);
+}
+
+/**
+ * srpt_init_ch - initialise the fields of a new channel
+ * @ch: zeroed channel.
+ * @sport: port it is created on.
+ *
+ * Context: any context.
+ */
+void srpt_init_ch(struct srpt_rdma_ch *ch, struct srpt_port *sport)
+{
+	ch->sport = sport;
+	kref_init(&ch->kref);
+	init_completion(&ch->released);
+	spin_lock_init(&ch->lock);
+	ch->state = CH_CONNECTING;
+	INIT_LIST_HEAD(&ch->list);
+	INIT_LIST_HEAD(&ch->cmd_wait_list);
+	INIT_WORK(&ch->release_work, srpt_release_channel_work);
+	ch->zw_live_cqe.done = srpt_zerolength_write_done;
+	ch->zw_drain_cqe.done = srpt_drain_done;
+}
+
+/**
+ * srpt_free_ch - kref release function of a channel
+ * @kref: the channel's kref.
+ *
+ * Context: any context.
+ */
+void srpt_free_ch(struct kref *kref)
+{
+	kfree(container_of(kref, struct srpt_rdma_ch, kref));
+}
+
+/**
+ * srpt_release_sport - close a port's channels and wait until released
+ * @sport: the port.
+ *
+ * Marks the port as going away so that no login starts any more, closes
+ * every channel and waits, reporting progress every few seconds, until all
+ * channels (and logins in progress) are gone. Then frees the nexuses.
+ *
+ * Context: process context; may sleep.
+ * Return: 0.
+ */
+int srpt_release_sport(struct srpt_port *sport)
+{
+	struct srpt_nexus *nexus, *next;
+
+	mutex_lock(&sport->mutex);
+	sport->removing = true;
+	srpt_close_tpg_channels(sport, NULL);
+	mutex_unlock(&sport->mutex);
+
+	while (!wait_var_event_timeout(&sport->refcount,
+				       !atomic_read(&sport->refcount),
+				       SRPT_CLOSE_WAIT_SECS * HZ)) {
+		pr_info("%s-%u: waiting for %d channels\n",
+			dev_name(&sport->sdev->device->dev), sport->port,
+			atomic_read(&sport->refcount));
+		mutex_lock(&sport->mutex);
+		srpt_close_tpg_channels(sport, NULL);
+		mutex_unlock(&sport->mutex);
+	}
+
+	mutex_lock(&sport->mutex);
+	list_for_each_entry_safe(nexus, next, &sport->nexus_list, entry) {
+		WARN_ON_ONCE(!list_empty(&nexus->ch_list));
+		list_del(&nexus->entry);
+		kfree(nexus);
+	}
+	mutex_unlock(&sport->mutex);
+	return 0;
+}

@@ -1,0 +1,806 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ib_srpt: connection management - the IB CM and RDMA/CM callbacks, the
+ * RDMA/CM listener, and SRP login.
+ *
+ * A login is checked completely before anything is allocated: request
+ * format, target port id, whether the port is going away, and which enabled
+ * TPG has an ACL for the initiator. Each failure is rejected with the SRP
+ * reason that describes it. Only then is the channel built (rings, QP,
+ * session); until it is linked into its nexus every failure unwinds
+ * directly and the CM destroys the CM id. After that the channel is closed
+ * through the normal drain path, which also owns the CM id.
+ */
+
+#include <linux/inet.h>
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/unaligned.h>
+#include <linux/wait_bit.h>
+#include <rdma/ib_cache.h>
+#include <target/target_core_base.h>
+#include <target/target_core_fabric.h>
+#include <kunit/visibility.h>
+
+#include "srpt_priv.h"
+
+/* Protects srpt_rdma_cm_port and srpt_rdma_cm_listen_id. */
+static DEFINE_MUTEX(srpt_rdma_cm_mutex);
+static u16 srpt_rdma_cm_port;
+static struct rdma_cm_id *srpt_rdma_cm_listen_id;
+
+/**
+ * struct srpt_login - what a login request brings and what it was matched to
+ * @sdev: device the request arrived on.
+ * @sport: port the request arrived on.
+ * @ib_cm_id: IB CM id, or NULL.
+ * @rdma_cm_id: RDMA/CM id, or NULL.
+ * @req: the SRP_LOGIN_REQ.
+ * @pkey: partition of the connection.
+ * @src_name: initiator port GUID (IB CM) or IP address (RDMA/CM).
+ * @id_name: initiator port id as "0x" and 32 hex digits.
+ * @stpg: TPG chosen for the session, holding a channel count.
+ * @acl_name: the name of the ACL that admitted the initiator.
+ * @attrib: snapshot of the TPG settings.
+ */
+struct srpt_login {
+	struct srpt_device		*sdev;
+	struct srpt_port		*sport;
+	struct ib_cm_id			*ib_cm_id;
+	struct rdma_cm_id		*rdma_cm_id;
+	const struct srp_login_req	*req;
+	u16				pkey;
+	char				src_name[64];
+	char				id_name[40];
+	struct srpt_tpg			*stpg;
+	const char			*acl_name;
+	struct srpt_tpg_attrib		attrib;
+};
+
+/**
+ * srpt_check_login_req - validate the fields of an SRP_LOGIN_REQ
+ * @req: the request.
+ * @max_req_size: largest IU the target can receive.
+ * @service_guid: the target's id; both halves of the target port id must
+ *	equal it.
+ *
+ * Context: any context.
+ * Return: 0 if the request is acceptable, else the SRP_LOGIN_REJ reason
+ * (enum srp_login_rej_reason) that says why not.
+ */
+VISIBLE_IF_KUNIT u32 srpt_check_login_req(const struct srp_login_req *req,
+					  u32 max_req_size, u64 service_guid)
+{
+	u32 it_iu_len = be32_to_cpu(req->req_it_iu_len);
+	u16 buf_fmt = be16_to_cpu(req->req_buf_fmt);
+
+	if (req->opcode != SRP_LOGIN_REQ)
+		return SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+	if (it_iu_len > max_req_size)
+		return SRP_LOGIN_REJ_REQ_IT_IU_LENGTH_TOO_LARGE;
+	/* There is no "too small" reason; 64 bytes hold any request IU. */
+	if (it_iu_len < SRPT_MIN_IT_IU_LEN)
+		return SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+	if (!(buf_fmt & (SRP_BUF_FORMAT_DIRECT | SRP_BUF_FORMAT_INDIRECT)))
+		return SRP_LOGIN_REJ_UNSUPPORTED_DESCRIPTOR_FMT;
+	/* MULTI-CHANNEL ACTION values 2 and 3 are reserved. */
+	if ((req->req_flags & SRPT_MCA_MASK) > SRP_MULTICHAN_MULTI)
+		return SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+	if (get_unaligned_be64(req->target_port_id) != service_guid ||
+	    get_unaligned_be64(req->target_port_id + 8) != service_guid)
+		return SRP_LOGIN_REJ_UNABLE_ASSOCIATE_CHANNEL;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_check_login_req);
+
+static const char *srpt_rej_reason_str(u32 reason)
+{
+	switch (reason) {
+	case SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES:
+		return "insufficient resources";
+	case SRP_LOGIN_REJ_REQ_IT_IU_LENGTH_TOO_LARGE:
+		return "IU length too large";
+	case SRP_LOGIN_REJ_UNABLE_ASSOCIATE_CHANNEL:
+		return "wrong target port id";
+	case SRP_LOGIN_REJ_UNSUPPORTED_DESCRIPTOR_FMT:
+		return "unsupported descriptor format";
+	case SRP_LOGIN_REJ_CHANNEL_LIMIT_REACHED:
+		return "channel limit reached";
+	default:
+		return "no reason specified";
+	}
+}
+
+static void srpt_send_login_rej(struct srpt_login *lg, u32 reason,
+				const char *why)
+{
+	struct srp_login_rej rej = {
+		.opcode = SRP_LOGIN_REJ,
+		.reason = cpu_to_be32(reason),
+		.tag = lg->req ? lg->req->tag : 0,
+		.buf_fmt = cpu_to_be16(SRP_BUF_FORMAT_DIRECT |
+				       SRP_BUF_FORMAT_INDIRECT),
+	};
+
+	pr_info("rejecting login of %s (%s): %s, reason %#x (%s)\n",
+		lg->id_name, lg->src_name, why, reason,
+		srpt_rej_reason_str(reason));
+	if (lg->rdma_cm_id)
+		rdma_reject(lg->rdma_cm_id, &rej, sizeof(rej),
+			    IB_CM_REJ_CONSUMER_DEFINED);
+	else
+		ib_send_cm_rej(lg->ib_cm_id, IB_CM_REJ_CONSUMER_DEFINED, NULL,
+			       0, &rej, sizeof(rej));
+}
+
+/* Try the candidate ACL names of @lg against one TPG. */
+static const char *srpt_tpg_acl_match(struct srpt_tpg *stpg,
+				      struct srpt_login *lg)
+{
+	/* "0x" + id as targetcli names ACLs, the bare id, GUID or address. */
+	if (target_tpg_has_node_acl(&stpg->tpg, lg->id_name))
+		return lg->id_name;
+	if (target_tpg_has_node_acl(&stpg->tpg, lg->id_name + 2))
+		return lg->id_name + 2;
+	if (lg->src_name[0] && target_tpg_has_node_acl(&stpg->tpg, lg->src_name))
+		return lg->src_name;
+	return NULL;
+}
+
+static int srpt_login_scan_port_id(struct srpt_port_id *pid,
+				   struct srpt_login *lg, bool *any_enabled)
+{
+	struct srpt_tpg *stpg;
+
+	if (!pid)
+		return -ENOENT;
+	guard(mutex)(&pid->mutex);
+	list_for_each_entry(stpg, &pid->tpg_list, entry) {
+		if (!READ_ONCE(stpg->enabled))
+			continue;
+		*any_enabled = true;
+		lg->acl_name = srpt_tpg_acl_match(stpg, lg);
+		if (!lg->acl_name)
+			continue;
+		atomic_inc(&stpg->nr_channels);
+		lg->stpg = stpg;
+		lg->attrib = stpg->attrib;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/**
+ * srpt_login_find_tpg - choose the TPG and ACL for a login
+ * @lg: the login.
+ *
+ * Context: process context; takes srpt_dev_mutex and srpt_port_id.mutex.
+ * Return: 0 with @lg->stpg holding a channel count, else the reject reason.
+ */
+static u32 srpt_login_find_tpg(struct srpt_login *lg)
+{
+	struct srpt_port *sport = lg->sport;
+	bool any_enabled = false;
+
+	mutex_lock(&srpt_dev_mutex);
+	if (srpt_login_scan_port_id(sport->gid_id, lg, &any_enabled))
+		srpt_login_scan_port_id(sport->guid_id, lg, &any_enabled);
+	mutex_unlock(&srpt_dev_mutex);
+
+	if (lg->stpg)
+		return 0;
+	if (!any_enabled)
+		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				    "target port not enabled");
+	else
+		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				    "no ACL for this initiator");
+	return SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+}
+
+static void srpt_login_put_tpg(struct srpt_tpg *stpg)
+{
+	if (atomic_dec_and_test(&stpg->nr_channels))
+		wake_up_var(&stpg->nr_channels);
+}
+
+static void srpt_login_put_sport(struct srpt_port *sport)
+{
+	if (atomic_dec_and_test(&sport->refcount))
+		wake_up_var(&sport->refcount);
+}
+
+/* Allocate the send ring, and the receive ring unless the SRQ is used. */
+static int srpt_ch_alloc_rings(struct srpt_rdma_ch *ch,
+			       const struct srp_login_req *req,
+			       struct srp_login_rsp *rsp)
+{
+	struct srpt_device *sdev = ch->sport->sdev;
+	u16 imm_off = be16_to_cpu(req->imm_data_offset);
+	u32 it_iu_len = be32_to_cpu(req->req_it_iu_len);
+	u32 i, align = 0;
+
+	ch->rsp_buf_cache = srpt_cache_get(ch->max_rsp_size);
+	if (!ch->rsp_buf_cache)
+		return -ENOMEM;
+	ch->ioctx_ring = (struct srpt_send_ioctx **)
+		srpt_alloc_ioctx_ring(sdev, ch->rq_size,
+				      sizeof(struct srpt_send_ioctx),
+				      ch->rsp_buf_cache, 0, DMA_TO_DEVICE);
+	if (!ch->ioctx_ring)
+		return -ENOMEM;
+	for (i = 0; i < ch->rq_size; i++)
+		ch->ioctx_ring[i]->ch = ch;
+	if (ch->use_srq)
+		return 0;
+
+	/* Immediate data needs its own, suitably aligned receive buffers. */
+	if ((req->req_flags & SRP_IMMED_REQUESTED) &&
+	    imm_off >= sizeof(struct srp_cmd) && imm_off < it_iu_len) {
+		ch->imm_data_offset = imm_off;
+		rsp->rsp_flags |= SRP_LOGIN_RSP_IMMED_SUPP;
+		align = round_up(imm_off, SRPT_BUF_ALIGN) - imm_off;
+	}
+	ch->req_buf_cache = srpt_cache_get(align + srp_max_req_size);
+	if (!ch->req_buf_cache)
+		return -ENOMEM;
+	ch->ioctx_recv_ring = (struct srpt_recv_ioctx **)
+		srpt_alloc_ioctx_ring(sdev, ch->rq_size,
+				      sizeof(struct srpt_recv_ioctx),
+				      ch->req_buf_cache, align,
+				      DMA_FROM_DEVICE);
+	if (!ch->ioctx_recv_ring)
+		return -ENOMEM;
+	for (i = 0; i < ch->rq_size; i++)
+		INIT_LIST_HEAD(&ch->ioctx_recv_ring[i]->wait_list);
+	return 0;
+}
+
+static void srpt_ch_free_login(struct srpt_rdma_ch *ch)
+{
+	struct srpt_device *sdev = ch->sport->sdev;
+
+	srpt_free_ioctx_ring((struct srpt_ioctx **)ch->ioctx_recv_ring, sdev,
+			     ch->rq_size, ch->req_buf_cache, DMA_FROM_DEVICE);
+	srpt_cache_put(ch->req_buf_cache);
+	srpt_free_ioctx_ring((struct srpt_ioctx **)ch->ioctx_ring, sdev,
+			     ch->rq_size, ch->rsp_buf_cache, DMA_TO_DEVICE);
+	srpt_cache_put(ch->rsp_buf_cache);
+	if (ch->rdma_cm_id)
+		ch->rdma_cm_id->context = NULL;
+	else
+		ch->ib_cm_id->context = ch->sport->sdev;
+	kfree(ch);
+}
+
+/* Build the channel of a validated login, up to and including its session. */
+static struct srpt_rdma_ch *srpt_ch_build(struct srpt_login *lg,
+					  struct srp_login_rsp *rsp, u32 *reason)
+{
+	const struct ib_device_attr *attrs = &lg->sdev->device->attrs;
+	struct srpt_rdma_ch *ch;
+	int ret;
+
+	*reason = SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES;
+	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
+	if (!ch)
+		return ERR_PTR(-ENOMEM);
+	srpt_init_ch(ch, lg->sport);
+	ch->stpg = lg->stpg;
+	ch->pkey = lg->pkey;
+	ch->rq_size = min_t(u32, SRPT_MAX_RQ_SIZE, attrs->max_qp_wr);
+	ch->max_rsp_size = lg->attrib.srp_max_rsp_size;
+	ch->max_ti_iu_len = ch->max_rsp_size;
+	strscpy(ch->sess_name, lg->src_name, sizeof(ch->sess_name));
+	ch->use_srq = lg->attrib.use_srq && !srpt_get_srq(lg->sdev);
+	if (lg->rdma_cm_id) {
+		ch->using_rdma_cm = true;
+		ch->rdma_cm_id = lg->rdma_cm_id;
+		lg->rdma_cm_id->context = ch;
+	} else {
+		ch->ib_cm_id = lg->ib_cm_id;
+		lg->ib_cm_id->context = ch;
+	}
+
+	ret = srpt_ch_alloc_rings(ch, lg->req, rsp);
+	if (ret)
+		goto err_free_ch;
+	ret = srpt_create_ch_ib(ch, lg->attrib.srp_sq_size);
+	if (ret)
+		goto err_free_ch;
+	ch->sess = target_setup_session(&lg->stpg->tpg, ch->rq_size, 1,
+					TARGET_PROT_NORMAL, lg->acl_name, ch,
+					NULL);
+	if (IS_ERR(ch->sess)) {
+		ret = PTR_ERR(ch->sess);
+		if (ret != -ENOMEM)
+			*reason = SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+		goto err_destroy_ib;
+	}
+	return ch;
+
+err_destroy_ib:
+	srpt_destroy_ch_ib(ch);
+err_free_ch:
+	srpt_ch_free_login(ch);
+	return ERR_PTR(ret);
+}
+
+static void srpt_ch_unbuild(struct srpt_rdma_ch *ch)
+{
+	target_remove_session(ch->sess);
+	srpt_destroy_ch_ib(ch);
+	srpt_ch_free_login(ch);
+}
+
+/*
+ * Link @ch into its nexus, applying the MULTI-CHANNEL ACTION. Fails if the
+ * TPG was disabled or the port started going away since the TPG was chosen.
+ */
+static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
+			struct srp_login_rsp *rsp)
+{
+	struct srpt_port *sport = lg->sport;
+	struct srpt_rdma_ch *other;
+
+	guard(mutex)(&sport->mutex);
+	if (sport->removing || !lg->stpg->enabled)
+		return -ESHUTDOWN;
+	if ((lg->req->req_flags & SRPT_MCA_MASK) == SRP_MULTICHAN_SINGLE) {
+		list_for_each_entry(other, &ch->nexus->ch_list, list) {
+			if (srpt_disconnect_ch(other))
+				continue;
+			pr_info("%s: closed by single-channel login\n",
+				other->sess_name);
+			rsp->rsp_flags |= SRP_LOGIN_RSP_MULTICHAN_TERMINATED;
+		}
+	} else {
+		rsp->rsp_flags |= SRP_LOGIN_RSP_MULTICHAN_MAINTAINED;
+	}
+	list_add_tail(&ch->list, &ch->nexus->ch_list);
+	return 0;
+}
+
+static int srpt_ib_cm_accept(struct srpt_rdma_ch *ch, struct srp_login_rsp *rsp)
+{
+	struct ib_cm_rep_param rp = {
+		.qp_num = ch->qp->qp_num,
+		.private_data = rsp,
+		.private_data_len = sizeof(*rsp),
+		.responder_resources = SRPT_RD_ATOMIC,
+		.initiator_depth = SRPT_RD_ATOMIC,
+		.flow_control = 1,
+		.rnr_retry_count = 7,
+		.srq = ch->use_srq,
+	};
+
+	return ib_send_cm_rep(ch->ib_cm_id, &rp);
+}
+
+/* Send the REP carrying SRP_LOGIN_RSP, unless the channel is being closed. */
+static int srpt_ch_accept(struct srpt_rdma_ch *ch, struct srpt_login *lg,
+			  struct srp_login_rsp *rsp)
+{
+	struct srpt_port *sport = ch->sport;
+
+	rsp->opcode = SRP_LOGIN_RSP;
+	rsp->tag = lg->req->tag;
+	rsp->max_it_iu_len = cpu_to_be32(srp_max_req_size);
+	rsp->max_ti_iu_len = cpu_to_be32(ch->max_ti_iu_len);
+	rsp->buf_fmt = cpu_to_be16(SRP_BUF_FORMAT_DIRECT |
+				   SRP_BUF_FORMAT_INDIRECT);
+	rsp->req_lim_delta = cpu_to_be32(ch->rq_size);
+	atomic_set(&ch->req_lim, ch->rq_size);
+	atomic_set(&ch->req_lim_delta, 0);
+
+	/* Holding the port mutex keeps srpt_disconnect_ch() away meanwhile. */
+	guard(mutex)(&sport->mutex);
+	if (sport->removing || !lg->stpg->enabled || ch->state != CH_CONNECTING)
+		return -ESHUTDOWN;
+	if (ch->using_rdma_cm) {
+		struct rdma_conn_param cp = {
+			.private_data = rsp,
+			.private_data_len = sizeof(*rsp),
+			.responder_resources = SRPT_RD_ATOMIC,
+			.initiator_depth = SRPT_RD_ATOMIC,
+			.flow_control = 1,
+			.rnr_retry_count = 7,
+		};
+
+		return rdma_accept(ch->rdma_cm_id, &cp);
+	}
+	return srpt_ib_cm_accept(ch, rsp);
+}
+
+/* Second half of a login, once the channel exists: link, RTR, accept. */
+static void srpt_login_finish(struct srpt_rdma_ch *ch, struct srpt_login *lg,
+			      struct srp_login_rsp *rsp)
+{
+	int ret = 0;
+
+	if (!ch->using_rdma_cm)
+		ret = srpt_ch_qp_rtr(ch, ch->qp);
+	if (!ret)
+		ret = srpt_ch_accept(ch, lg, rsp);
+	if (!ret) {
+		pr_info("%s: logged in as %s, %u credits%s%s\n", ch->sess_name,
+			lg->acl_name, ch->rq_size,
+			ch->imm_data_offset ? ", immediate data" : "",
+			ch->use_srq ? ", SRQ" : "");
+		return;
+	}
+	srpt_send_login_rej(lg, ret == -ESHUTDOWN ?
+			    SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL :
+			    SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
+			    ret == -ESHUTDOWN ? "target port disabled" :
+			    "accepting the connection failed");
+	srpt_close_ch(ch);
+}
+
+/*
+ * Check the request itself and take a port count unless the device is
+ * going away; reject the login otherwise.
+ */
+static int srpt_login_gate(struct srpt_login *lg)
+{
+	struct srpt_port *sport = lg->sport;
+	bool removing;
+	u32 reason;
+
+	reason = srpt_check_login_req(lg->req, srp_max_req_size,
+				      srpt_service_guid);
+	if (reason) {
+		srpt_send_login_rej(lg, reason, "invalid login request");
+		return -EINVAL;
+	}
+
+	mutex_lock(&sport->mutex);
+	removing = sport->removing;
+	if (!removing)
+		atomic_inc(&sport->refcount);
+	mutex_unlock(&sport->mutex);
+	if (removing) {
+		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				    "device is being removed");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/**
+ * srpt_cm_req_recv - process an SRP_LOGIN_REQ from either CM
+ * @lg: the login; @lg->req, the CM id, port and names are filled in.
+ *
+ * Validates the request, chooses the TPG and ACL, builds the channel with
+ * the TPG's settings, links it into its nexus and accepts the connection,
+ * or rejects the login with the SRP reason that applies.
+ *
+ * Context: process context (CM callback); may sleep.
+ * Return: 0 if the channel now owns the CM id, or a negative errno: the
+ * login was rejected and the caller's CM destroys the CM id.
+ */
+static int srpt_cm_req_recv(struct srpt_login *lg)
+{
+	struct srpt_port *sport = lg->sport;
+	struct srp_login_rsp *rsp;
+	struct srpt_rdma_ch *ch;
+	u32 reason;
+	int ret = -ECONNREFUSED;
+
+	srpt_format_id(lg->id_name, sizeof(lg->id_name),
+		       lg->req->initiator_port_id);
+	pr_info("login from %s (%s) on %s-%u, it_iu_len %u\n", lg->id_name,
+		lg->src_name, dev_name(&lg->sdev->device->dev), sport->port,
+		be32_to_cpu(lg->req->req_it_iu_len));
+
+	if (srpt_login_gate(lg))
+		return ret;
+	if (srpt_login_find_tpg(lg))
+		goto put_sport;
+
+	rsp = kzalloc(sizeof(*rsp), GFP_KERNEL);
+	if (!rsp) {
+		reason = SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES;
+		goto reject;
+	}
+	ch = srpt_ch_build(lg, rsp, &reason);
+	if (IS_ERR(ch))
+		goto free_rsp;
+	ch->nexus = srpt_get_nexus(sport, lg->req->initiator_port_id,
+				   lg->req->target_port_id);
+	if (IS_ERR(ch->nexus)) {
+		reason = SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES;
+		goto unbuild;
+	}
+	if (srpt_ch_link(ch, lg, rsp)) {
+		reason = SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+		goto unbuild;
+	}
+	/* The channel, now on its nexus, owns the CM id and both counts. */
+	srpt_login_finish(ch, lg, rsp);
+	kfree(rsp);
+	return 0;
+
+unbuild:
+	srpt_ch_unbuild(ch);
+free_rsp:
+	kfree(rsp);
+reject:
+	srpt_send_login_rej(lg, reason, "cannot set up the channel");
+	srpt_login_put_tpg(lg->stpg);
+put_sport:
+	srpt_login_put_sport(sport);
+	return ret;
+}
+
+static int srpt_ib_cm_req_recv(struct ib_cm_id *cm_id,
+			       const struct ib_cm_req_event_param *param,
+			       const void *private_data)
+{
+	struct srpt_device *sdev = cm_id->context;
+	struct srpt_login lg = {
+		.sdev = sdev,
+		.ib_cm_id = cm_id,
+		.req = private_data,
+		.pkey = be16_to_cpu(param->primary_path->pkey),
+	};
+
+	/* On the passive side the path's DGID is the initiator's GID. */
+	srpt_format_guid(lg.src_name, sizeof(lg.src_name),
+			 param->primary_path->dgid.global.interface_id);
+	if (param->port < 1 || param->port > sdev->device->phys_port_cnt)
+		return -EINVAL;
+	lg.sport = &sdev->port[param->port - 1];
+	return srpt_cm_req_recv(&lg);
+}
+
+static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
+				 const struct rdma_cm_event *event)
+{
+	const struct srp_login_req_rdma *rr = event->param.conn.private_data;
+	struct sa_path_rec *path = cm_id->route.path_rec;
+	struct srp_login_req req = {};
+	struct srpt_login lg = {
+		.rdma_cm_id = cm_id,
+		.req = &req,
+		.pkey = path ? be16_to_cpu(path->pkey) : 0xffff,
+	};
+	int ret;
+
+	snprintf(lg.src_name, sizeof(lg.src_name), "%pIS",
+		 &cm_id->route.addr.dst_addr);
+	if (!rr || event->param.conn.private_data_len < sizeof(*rr)) {
+		lg.req = NULL;
+		srpt_send_login_rej(&lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				    "login request too short");
+		return -EINVAL;
+	}
+	req.opcode = rr->opcode;
+	req.tag = rr->tag;
+	req.req_it_iu_len = rr->req_it_iu_len;
+	req.req_buf_fmt = rr->req_buf_fmt;
+	req.req_flags = rr->req_flags;
+	req.imm_data_offset = rr->imm_data_offset;
+	memcpy(req.initiator_port_id, rr->initiator_port_id, 16);
+	memcpy(req.target_port_id, rr->target_port_id, 16);
+
+	lg.sdev = srpt_sdev_get(cm_id->device);
+	if (!lg.sdev || cm_id->port_num < 1 ||
+	    cm_id->port_num > cm_id->device->phys_port_cnt) {
+		srpt_send_login_rej(&lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				    "no SRP target on this device");
+		if (lg.sdev)
+			srpt_sdev_put(lg.sdev);
+		return -ECONNREFUSED;
+	}
+	lg.sport = &lg.sdev->port[cm_id->port_num - 1];
+	ret = srpt_cm_req_recv(&lg);
+	srpt_sdev_put(lg.sdev);
+	return ret;
+}
+
+static void srpt_cm_rej_recv(struct srpt_rdma_ch *ch, int reason)
+{
+	pr_info("%s: initiator rejected the connection (reason %d)\n",
+		ch->sess_name, reason);
+	srpt_close_ch(ch);
+}
+
+/**
+ * srpt_cm_rtu_recv - the connection is established
+ * @ch: the channel.
+ *
+ * Moves an IB CM channel's QP to RTS, the channel to LIVE, and posts a
+ * zero-length write whose completion processes the IUs that arrived before
+ * the channel was live.
+ *
+ * Context: process context (CM callback).
+ */
+void srpt_cm_rtu_recv(struct srpt_rdma_ch *ch)
+{
+	int ret = 0;
+
+	if (!ch->using_rdma_cm)
+		ret = srpt_ch_qp_rts(ch, ch->qp);
+	if (ret) {
+		pr_err("%s: moving QP to RTS failed (%d)\n", ch->sess_name,
+		       ret);
+		srpt_close_ch(ch);
+		return;
+	}
+	/* A channel closed meanwhile stays closed. */
+	if (!srpt_set_ch_state(ch, CH_LIVE))
+		return;
+	ret = srpt_zerolength_write(ch, &ch->zw_live_cqe);
+	if (ret) {
+		pr_err("%s: posting zero-length write failed (%d)\n",
+		       ch->sess_name, ret);
+		srpt_close_ch(ch);
+	}
+}
+
+/**
+ * srpt_cm_handler - IB CM callback
+ * @cm_id: the CM id; its context is the srpt_device for a REQ and the
+ *	channel for everything else.
+ * @event: the event.
+ *
+ * A peer that goes away, rejects our REP or fails to answer ends up in
+ * srpt_close_ch(); a DREQ is answered before closing.
+ *
+ * Context: process context; may sleep.
+ * Return: non-zero only for a rejected REQ, so that the CM destroys the
+ * CM id; the id of an accepted channel is destroyed by its release work.
+ */
+int srpt_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *event)
+{
+	struct srpt_rdma_ch *ch = cm_id->context;
+
+	switch (event->event) {
+	case IB_CM_REQ_RECEIVED:
+		return srpt_ib_cm_req_recv(cm_id, &event->param.req_rcvd,
+					   event->private_data);
+	case IB_CM_REJ_RECEIVED:
+		srpt_cm_rej_recv(ch, event->param.rej_rcvd.reason);
+		break;
+	case IB_CM_RTU_RECEIVED:
+	case IB_CM_USER_ESTABLISHED:
+		srpt_cm_rtu_recv(ch);
+		break;
+	case IB_CM_DREQ_RECEIVED:
+		srpt_disconnect_ch(ch);
+		srpt_close_ch(ch);
+		break;
+	case IB_CM_DREP_RECEIVED:
+	case IB_CM_DREQ_ERROR:
+	case IB_CM_TIMEWAIT_EXIT:
+	case IB_CM_REP_ERROR:
+		srpt_close_ch(ch);
+		break;
+	case IB_CM_MRA_RECEIVED:
+		break;
+	default:
+		pr_warn("%s: unexpected IB CM event %d\n", ch->sess_name,
+			event->event);
+		break;
+	}
+	return 0;
+}
+
+static int srpt_rdma_cm_handler(struct rdma_cm_id *cm_id,
+				struct rdma_cm_event *event)
+{
+	struct srpt_rdma_ch *ch = cm_id->context;
+
+	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return srpt_rdma_cm_req_recv(cm_id, event);
+	if (!ch)	/* the listener */
+		return 0;
+
+	switch (event->event) {
+	case RDMA_CM_EVENT_REJECTED:
+		srpt_cm_rej_recv(ch, event->status);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		srpt_cm_rtu_recv(ch);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		srpt_disconnect_ch(ch);
+		srpt_close_ch(ch);
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		srpt_close_ch(ch);
+		break;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		break;
+	default:
+		pr_warn("%s: unexpected RDMA/CM event %d\n", ch->sess_name,
+			event->event);
+		break;
+	}
+	return 0;
+}
+
+static struct rdma_cm_id *srpt_rdma_cm_listen(struct sockaddr *addr)
+{
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(&init_net, srpt_rdma_cm_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return id;
+	ret = rdma_bind_addr(id, addr);
+	if (!ret)
+		ret = rdma_listen(id, 128);
+	if (ret) {
+		rdma_destroy_id(id);
+		return ERR_PTR(ret);
+	}
+	return id;
+}
+
+/**
+ * srpt_rdma_cm_port_set - move the RDMA/CM listener to another port
+ * @port: TCP port space port to listen on; 0 stops listening.
+ *
+ * Listens on the IPv6 wildcard address (which also accepts IPv4 unless
+ * IPv6 sockets are IPv6-only) and falls back to the IPv4 wildcard.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or the error of creating the new listener, in which case the
+ * old one keeps running.
+ */
+int srpt_rdma_cm_port_set(u16 port)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+				   .sin6_port = htons(port) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET,
+				  .sin_port = htons(port) };
+	struct rdma_cm_id *new_id = NULL, *old_id;
+
+	guard(mutex)(&srpt_rdma_cm_mutex);
+	if (port == srpt_rdma_cm_port)
+		return 0;
+	if (port) {
+		new_id = srpt_rdma_cm_listen((struct sockaddr *)&a6);
+		if (IS_ERR(new_id))
+			new_id = srpt_rdma_cm_listen((struct sockaddr *)&a4);
+		if (IS_ERR(new_id)) {
+			pr_err("RDMA/CM listen on port %u failed (%ld)\n",
+			       port, PTR_ERR(new_id));
+			return PTR_ERR(new_id);
+		}
+	}
+	old_id = srpt_rdma_cm_listen_id;
+	srpt_rdma_cm_listen_id = new_id;
+	srpt_rdma_cm_port = port;
+	if (old_id)
+		rdma_destroy_id(old_id);
+	return 0;
+}
+
+/**
+ * srpt_rdma_cm_port_get - the port the RDMA/CM listener uses
+ *
+ * Context: process context.
+ * Return: the port, 0 when not listening.
+ */
+u16 srpt_rdma_cm_port_get(void)
+{
+	guard(mutex)(&srpt_rdma_cm_mutex);
+	return srpt_rdma_cm_port;
+}
+
+/**
+ * srpt_rdma_cm_stop - stop the RDMA/CM listener
+ *
+ * Context: process context; may sleep.
+ */
+void srpt_rdma_cm_stop(void)
+{
+	srpt_rdma_cm_port_set(0);
+}

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ib_srpt: names and attributes of the configfs tree.
+ *
+ * /sys/kernel/config/target/srpt/
+ *   discovery_auth/rdma_cm_port        RDMA/CM listener port, 0 = off
+ *   <wwn>/version                      empty, kept for tools
+ *   <wwn>/tpgt_<n>/attrib/srp_max_rdma_size, srp_max_rsp_size,
+ *                         srp_sq_size, use_srq
+ *   <wwn>/tpgt_<n>/acls/<initiator>
+ *
+ * A <wwn> names a port either by its GUID, "xxxx:xxxx:xxxx:xxxx", or by GID
+ * 0, "0x" and 32 hex digits (the form targetcli-fb uses). An <initiator> is
+ * a GUID, an initiator port id of up to 32 hex digits with or without "0x",
+ * or an IP address.
+ */
+
+#include <linux/configfs.h>
+#include <linux/ctype.h>
+#include <linux/inet.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <linux/unaligned.h>
+#include <net/net_namespace.h>
+#include <target/target_core_base.h>
+#include <target/target_core_fabric.h>
+#include <kunit/visibility.h>
+
+#include "srpt_priv.h"
+
+/**
+ * srpt_format_guid - format a GUID the way WWN and session names use it
+ * @buf: output buffer.
+ * @size: size of @buf, at least 20 bytes for the whole name.
+ * @guid: GUID in network byte order.
+ *
+ * Context: any context.
+ */
+void srpt_format_guid(char *buf, size_t size, __be64 guid)
+{
+	u64 g = be64_to_cpu(guid);
+
+	snprintf(buf, size, "%04x:%04x:%04x:%04x", (u16)(g >> 48),
+		 (u16)(g >> 32), (u16)(g >> 16), (u16)g);
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_format_guid);
+
+/**
+ * srpt_format_id - format a 128-bit GID or port id as "0x" + 32 hex digits
+ * @buf: output buffer.
+ * @size: size of @buf, at least 35 bytes for the whole name.
+ * @id: the identifier, most significant byte first.
+ *
+ * Context: any context.
+ */
+void srpt_format_id(char *buf, size_t size, const u8 id[16])
+{
+	snprintf(buf, size, "0x%016llx%016llx", get_unaligned_be64(id),
+		 get_unaligned_be64(id + 8));
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_format_id);
+
+/**
+ * srpt_parse_guid - parse a GUID written as four colon separated groups
+ * @guid: where to store the GUID in host byte order.
+ * @name: text such as "fe80:0000:0000:0001"; each group has one to four hex
+ *	digits and nothing may follow the last group.
+ *
+ * Context: any context.
+ * Return: 0 or -EINVAL.
+ */
+int srpt_parse_guid(u64 *guid, const char *name)
+{
+	u64 g = 0;
+	u16 word;
+	int group, n;
+
+	for (group = 0; group < 4; group++) {
+		if (group && *name++ != ':')
+			return -EINVAL;
+		word = 0;
+		for (n = 0; n < 4 && isxdigit(*name); n++)
+			word = (word << 4) | hex_to_bin(*name++);
+		if (n == 0 || isxdigit(*name))
+			return -EINVAL;
+		g = (g << 16) | word;
+	}
+	if (*name)
+		return -EINVAL;
+	*guid = g;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_parse_guid);
+
+/**
+ * srpt_parse_i_port_id - parse an initiator port id
+ * @i_port_id: 16-byte output, most significant byte first.
+ * @name: an even number (2 to 32) of hex digits, optionally preceded by
+ *	"0x" or "0X". Shorter ids are zero-extended on the left, so
+ *	"0x1234" and "0x0000...001234" are the same id.
+ *
+ * Context: any context.
+ * Return: 0 or -EINVAL.
+ */
+int srpt_parse_i_port_id(u8 i_port_id[16], const char *name)
+{
+	size_t len;
+
+	if (name[0] == '0' && (name[1] == 'x' || name[1] == 'X'))
+		name += 2;
+	len = strlen(name);
+	if (len == 0 || len > 32 || len % 2)
+		return -EINVAL;
+	memset(i_port_id, 0, 16);
+	return hex2bin(i_port_id + 16 - len / 2, name, len / 2);
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_parse_i_port_id);
+
+/**
+ * srpt_parse_port_name - parse the name of a WWN directory
+ * @name: "xxxx:xxxx:xxxx:xxxx" (port GUID) or "0x" followed by exactly 32
+ *	hex digits (port GID).
+ * @out: the parsed name.
+ *
+ * Context: any context.
+ * Return: 0 or -EINVAL.
+ */
+int srpt_parse_port_name(const char *name, struct srpt_port_name *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!srpt_parse_guid(&out->guid, name)) {
+		out->kind = SRPT_NAME_GUID;
+		return 0;
+	}
+	if (strncasecmp(name, "0x", 2) || strlen(name) != 34)
+		return -EINVAL;
+	out->kind = SRPT_NAME_ID;
+	return srpt_parse_i_port_id(out->id, name);
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_parse_port_name);
+
+/**
+ * srpt_parse_acl_name - parse the name of an ACL directory
+ * @name: a GUID, an initiator port id (see srpt_parse_i_port_id()) or an
+ *	IPv4/IPv6 address.
+ * @out: the parsed name; for an IP address only @out->kind is set.
+ *
+ * Context: process context.
+ * Return: 0 or -EINVAL.
+ */
+VISIBLE_IF_KUNIT int srpt_parse_acl_name(const char *name,
+					 struct srpt_port_name *out)
+{
+	struct sockaddr_storage sa;
+
+	memset(out, 0, sizeof(*out));
+	if (!srpt_parse_guid(&out->guid, name)) {
+		out->kind = SRPT_NAME_GUID;
+		return 0;
+	}
+	if (!srpt_parse_i_port_id(out->id, name)) {
+		out->kind = SRPT_NAME_ID;
+		return 0;
+	}
+	if (!inet_pton_with_scope(&init_net, AF_UNSPEC, name, NULL, &sa)) {
+		out->kind = SRPT_NAME_IP;
+		return 0;
+	}
+	return -EINVAL;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_parse_acl_name);
+
+/* --- TPG attributes: each TPG has its own copy, used by new logins. --- */
+
+static struct srpt_tpg *srpt_attr_tpg(struct config_item *item)
+{
+	return srpt_tpg_from_se(attrib_to_tpg(item));
+}
+
+static ssize_t srpt_attr_show(struct config_item *item, char *page,
+			      size_t off)
+{
+	struct srpt_tpg *stpg = srpt_attr_tpg(item);
+	u32 val;
+
+	mutex_lock(&stpg->sport_id->mutex);
+	if (off == offsetof(struct srpt_tpg_attrib, use_srq))
+		val = stpg->attrib.use_srq;
+	else
+		val = *(u32 *)((u8 *)&stpg->attrib + off);
+	mutex_unlock(&stpg->sport_id->mutex);
+	return sysfs_emit(page, "%u\n", val);
+}
+
+static ssize_t srpt_attr_store(struct config_item *item, const char *page,
+			       size_t count, size_t off, u32 min, u32 max)
+{
+	struct srpt_tpg *stpg = srpt_attr_tpg(item);
+	u32 val;
+	int ret;
+
+	ret = kstrtou32(page, 0, &val);
+	if (ret)
+		return ret;
+	if (val < min || val > max)
+		return -EINVAL;
+
+	mutex_lock(&stpg->sport_id->mutex);
+	if (off == offsetof(struct srpt_tpg_attrib, use_srq))
+		stpg->attrib.use_srq = val;
+	else
+		*(u32 *)((u8 *)&stpg->attrib + off) = val;
+	mutex_unlock(&stpg->sport_id->mutex);
+
+	if (off == offsetof(struct srpt_tpg_attrib, srp_max_rdma_size))
+		WRITE_ONCE(srpt_tpg_to_sport(&stpg->tpg)->dm_rdma_size, val);
+	return count;
+}
+
+static ssize_t srpt_tpg_attrib_srp_max_rdma_size_show(struct config_item *item,
+						      char *page)
+{
+	return srpt_attr_show(item, page,
+			      offsetof(struct srpt_tpg_attrib, srp_max_rdma_size));
+}
+
+static ssize_t srpt_tpg_attrib_srp_max_rdma_size_store(struct config_item *item,
+						       const char *page,
+						       size_t count)
+{
+	return srpt_attr_store(item, page, count,
+			       offsetof(struct srpt_tpg_attrib, srp_max_rdma_size),
+			       SRPT_DEF_RDMA_SIZE, SRPT_MAX_RDMA_SIZE);
+}
+
+CONFIGFS_ATTR(srpt_tpg_attrib_, srp_max_rdma_size);
+
+static ssize_t srpt_tpg_attrib_srp_max_rsp_size_show(struct config_item *item,
+						     char *page)
+{
+	return srpt_attr_show(item, page,
+			      offsetof(struct srpt_tpg_attrib, srp_max_rsp_size));
+}
+
+static ssize_t srpt_tpg_attrib_srp_max_rsp_size_store(struct config_item *item,
+						      const char *page,
+						      size_t count)
+{
+	return srpt_attr_store(item, page, count,
+			       offsetof(struct srpt_tpg_attrib, srp_max_rsp_size),
+			       SRPT_MIN_RSP_SIZE, SRPT_MAX_RSP_SIZE);
+}
+
+CONFIGFS_ATTR(srpt_tpg_attrib_, srp_max_rsp_size);
+
+static ssize_t srpt_tpg_attrib_srp_sq_size_show(struct config_item *item,
+						char *page)
+{
+	return srpt_attr_show(item, page,
+			      offsetof(struct srpt_tpg_attrib, srp_sq_size));
+}
+
+static ssize_t srpt_tpg_attrib_srp_sq_size_store(struct config_item *item,
+						 const char *page,
+						 size_t count)
+{
+	return srpt_attr_store(item, page, count,
+			       offsetof(struct srpt_tpg_attrib, srp_sq_size),
+			       SRPT_MIN_SRQ_SIZE, SRPT_MAX_SRQ_SIZE);
+}
+
+CONFIGFS_ATTR(srpt_tpg_attrib_, srp_sq_size);
+
+static ssize_t srpt_tpg_attrib_use_srq_show(struct config_item *item,
+					    char *page)
+{
+	return srpt_attr_show(item, page,
+			      offsetof(struct srpt_tpg_attrib, use_srq));
+}
+
+static ssize_t srpt_tpg_attrib_use_srq_store(struct config_item *item,
+					     const char *page,
+					     size_t count)
+{
+	return srpt_attr_store(item, page, count,
+			       offsetof(struct srpt_tpg_attrib, use_srq),
+			       0, 1);
+}
+
+CONFIGFS_ATTR(srpt_tpg_attrib_, use_srq);
+
+struct configfs_attribute *srpt_tpg_attrib_attrs[] = {
+	&srpt_tpg_attrib_attr_srp_max_rdma_size,
+	&srpt_tpg_attrib_attr_srp_max_rsp_size,
+	&srpt_tpg_attrib_attr_srp_sq_size,
+	&srpt_tpg_attrib_attr_use_srq,
+	NULL,
+};
+
+/* --- discovery_auth/rdma_cm_port --- */
+
+static ssize_t srpt_rdma_cm_port_show(struct config_item *item, char *page)
+{
+	return sysfs_emit(page, "%u\n", srpt_rdma_cm_port_get());
+}
+
+static ssize_t srpt_rdma_cm_port_store(struct config_item *item,
+				       const char *page,
+				       size_t count)
+{
+	u16 port;
+	int ret;
+
+	ret = kstrtou16(page, 0, &port);
+	if (ret)
+		return ret;
+	ret = srpt_rdma_cm_port_set(port);
+	return ret ? ret : count;
+}
+
+CONFIGFS_ATTR(srpt_, rdma_cm_port);
+
+struct configfs_attribute *srpt_da_attrs[] = {
+	&srpt_attr_rdma_cm_port,
+	NULL,
+};
+
+/* --- <wwn>/version --- */
+
+static ssize_t srpt_wwn_version_show(struct config_item *item, char *buf)
+{
+	return sysfs_emit(buf, "\n");
+}
+
+CONFIGFS_ATTR_RO(srpt_wwn_, version);
+
+struct configfs_attribute *srpt_wwn_attrs[] = {
+	&srpt_wwn_attr_version,
+	NULL,
+};

@@ -1,0 +1,683 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ib_srpt: the I/O path - receiving information units, parsing SRP_CMD
+ * data descriptors, moving data with rdma_rw, building and sending SRP_RSP,
+ * and task management.
+ *
+ * Everything here that runs on a completion runs in the channel's CQ
+ * context (IB_POLL_WORKQUEUE), one completion at a time per CQ, which is
+ * what serialises the wait list and the command state changes made from
+ * completions. LIO's callbacks (write_pending, queue_*) run in LIO's
+ * context or, with direct submission, in the CQ context.
+ *
+ * Data of a write command arrives either as immediate data inside the
+ * SRP_CMD or by RDMA READ into pages allocated here; data of a read command
+ * leaves by RDMA WRITE work requests chained in front of the SRP_RSP send
+ * (see srpt_rsp.c), so that a single post delivers both in order.
+ */
+
+#include <linux/kernel.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <scsi/scsi_proto.h>
+#include <scsi/scsi_tcq.h>
+#include <target/target_core_base.h>
+#include <target/target_core_fabric.h>
+#include <kunit/visibility.h>
+
+#include "srpt_priv.h"
+
+/**
+ * srpt_set_cmd_state - change the state of a command unless it is done
+ * @ioctx: the command.
+ * @new: its new state.
+ *
+ * A command in %SRPT_STATE_DONE stays there.
+ *
+ * Context: the command's CQ context or a LIO callback for the command;
+ * those never run concurrently for one command.
+ * Return: the previous state.
+ */
+enum srpt_command_state srpt_set_cmd_state(struct srpt_send_ioctx *ioctx,
+					   enum srpt_command_state new)
+{
+	enum srpt_command_state prev = ioctx->state;
+
+	if (prev != SRPT_STATE_DONE)
+		ioctx->state = new;
+	return prev;
+}
+
+/**
+ * srpt_test_and_set_cmd_state - change a command's state if it is @old
+ * @ioctx: the command.
+ * @old: the state the command must be in.
+ * @new: its new state.
+ *
+ * Context: as for srpt_set_cmd_state().
+ * Return: true if the command was in @old and is now in @new.
+ */
+bool srpt_test_and_set_cmd_state(struct srpt_send_ioctx *ioctx,
+				 enum srpt_command_state old,
+				 enum srpt_command_state new)
+{
+	WARN_ON_ONCE(old == SRPT_STATE_DONE || new == SRPT_STATE_NEW);
+	if (ioctx->state != old)
+		return false;
+	ioctx->state = new;
+	return true;
+}
+
+/**
+ * srpt_get_send_ioctx - take a free command context of a channel
+ * @ch: the channel.
+ *
+ * Contexts are indexed by LIO session tags, so there are exactly as many as
+ * the initiator has credits.
+ *
+ * Context: process context.
+ * Return: a reset context, or NULL if all are in use.
+ */
+static struct srpt_send_ioctx *srpt_get_send_ioctx(struct srpt_rdma_ch *ch)
+{
+	struct srpt_send_ioctx *ioctx;
+	int tag, cpu;
+
+	tag = sbitmap_queue_get(&ch->sess->sess_tag_pool, &cpu);
+	if (tag < 0)
+		return NULL;
+	ioctx = ch->ioctx_ring[tag];
+	WARN_ON_ONCE(ioctx->ch != ch || ioctx->recv_ioctx);
+	ioctx->state = SRPT_STATE_NEW;
+	ioctx->n_rdma = 0;
+	ioctx->n_rw_ctx = 0;
+	ioctx->rw_ctxs = NULL;
+	ioctx->queue_status_only = false;
+	ioctx->local = false;
+	ioctx->rw_dir = DMA_NONE;
+	/* LIO does not reset every field of a reused se_cmd. */
+	memset(&ioctx->cmd, 0, sizeof(ioctx->cmd));
+	memset(ioctx->sense_data, 0, sizeof(ioctx->sense_data));
+	ioctx->cmd.map_tag = tag;
+	ioctx->cmd.map_cpu = cpu;
+	return ioctx;
+}
+
+static int srpt_parse_indirect(const struct srp_cmd *cmd, u32 iu_len,
+			       u32 off, u8 in_iu, struct srpt_desc_info *info)
+{
+	const struct srp_indirect_buf *idb = (const void *)cmd + off;
+	u32 table_len, n, i;
+	u64 total = 0;
+
+	if ((u64)off + sizeof(*idb) > iu_len)
+		return -EINVAL;
+	table_len = be32_to_cpu(idb->table_desc.len);
+	if (!table_len || table_len % sizeof(struct srp_direct_buf))
+		return -EINVAL;
+	n = table_len / sizeof(struct srp_direct_buf);
+	/* Tables that do not fit in the IU would need an RDMA READ first. */
+	if (n > in_iu)
+		return -EOPNOTSUPP;
+	if ((u64)off + sizeof(*idb) + table_len > iu_len)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		u32 len = be32_to_cpu(idb->desc_list[i].len);
+
+		if (!len)
+			return -EINVAL;
+		total += len;
+	}
+	if (total != be32_to_cpu(idb->len))
+		return -EINVAL;
+	info->descs = idb->desc_list;
+	info->n_desc = n;
+	info->data_len = total;
+	return 0;
+}
+
+static int srpt_parse_imm(const struct srp_cmd *cmd, u32 iu_len, u32 off,
+			  u16 imm_data_offset, struct srpt_desc_info *info)
+{
+	const struct srp_imm_buf *imm = (const void *)cmd + off;
+	u32 len;
+
+	/* Immediate data was not negotiated at login. */
+	if (!imm_data_offset)
+		return -EINVAL;
+	if ((u64)off + sizeof(*imm) > imm_data_offset)
+		return -EINVAL;
+	len = be32_to_cpu(imm->len);
+	if (!len || (u64)imm_data_offset + len > iu_len)
+		return -EINVAL;
+	info->imm_offset = imm_data_offset;
+	info->data_len = len;
+	return 0;
+}
+
+/**
+ * srpt_parse_desc_tbl - parse and validate the data descriptors of SRP_CMD
+ * @cmd: the request; @iu_len bytes of it are valid.
+ * @iu_len: number of bytes received.
+ * @imm_data_offset: offset of immediate data agreed at login, 0 if none.
+ * @info: the result.
+ *
+ * The descriptor follows the CDB and the additional CDB (whose length is
+ * the ADDITIONAL CDB LENGTH field with its two reserved bits masked). Direct
+ * descriptors, indirect tables held completely in the IU and immediate data
+ * are supported; every offset, count and length is checked against the IU.
+ * Bidirectional commands, zero-length descriptors and indirect tables whose
+ * total does not match the sum of their entries are rejected.
+ *
+ * Context: any context.
+ * Return: 0, -EINVAL for a malformed IU or -EOPNOTSUPP for an indirect table
+ * that is not part of the IU.
+ */
+VISIBLE_IF_KUNIT int srpt_parse_desc_tbl(const struct srp_cmd *cmd,
+					 u32 iu_len, u16 imm_data_offset,
+					 struct srpt_desc_info *info)
+{
+	u8 out_fmt, in_fmt, fmt, in_iu;
+	u32 off;
+
+	memset(info, 0, sizeof(*info));
+	info->dir = DMA_NONE;
+	if (iu_len < sizeof(*cmd))
+		return -EINVAL;
+	off = sizeof(*cmd) + (cmd->add_cdb_len & ~3);
+	if (off > iu_len)
+		return -EINVAL;
+
+	out_fmt = cmd->buf_fmt >> 4;
+	in_fmt = cmd->buf_fmt & 0xf;
+	if (out_fmt && in_fmt)
+		return -EINVAL;
+	if (out_fmt) {
+		fmt = out_fmt;
+		in_iu = cmd->data_out_desc_cnt;
+		info->dir = DMA_TO_DEVICE;
+	} else {
+		fmt = in_fmt;
+		in_iu = cmd->data_in_desc_cnt;
+		info->dir = in_fmt ? DMA_FROM_DEVICE : DMA_NONE;
+	}
+	info->fmt = fmt;
+
+	switch (fmt) {
+	case SRP_NO_DATA_DESC:
+		return 0;
+	case SRP_DATA_DESC_DIRECT: {
+		const struct srp_direct_buf *db = (const void *)cmd + off;
+
+		if ((u64)off + sizeof(*db) > iu_len || !be32_to_cpu(db->len))
+			return -EINVAL;
+		info->descs = db;
+		info->n_desc = 1;
+		info->data_len = be32_to_cpu(db->len);
+		return 0;
+	}
+	case SRP_DATA_DESC_INDIRECT:
+		return srpt_parse_indirect(cmd, iu_len, off, in_iu, info);
+	case SRP_DATA_DESC_IMM:
+		if (fmt != out_fmt)
+			return -EINVAL;
+		return srpt_parse_imm(cmd, iu_len, off, imm_data_offset, info);
+	default:
+		return -EINVAL;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_parse_desc_tbl);
+
+/**
+ * srpt_free_rw_ctxs - release the remote buffer contexts of a command
+ * @ch: the command's channel.
+ * @ioctx: the command.
+ *
+ * Context: process context.
+ */
+void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx)
+{
+	u32 i;
+
+	for (i = 0; i < ioctx->n_rw_ctx; i++) {
+		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
+
+		rdma_rw_ctx_destroy(&ctx->rw, ch->qp, ch->sport->port, ctx->sg,
+				    ctx->nents, ioctx->rw_dir);
+		target_free_sgl(ctx->sg, ctx->nents);
+	}
+	if (ioctx->rw_ctxs != &ioctx->s_rw_ctx)
+		kfree(ioctx->rw_ctxs);
+	ioctx->rw_ctxs = NULL;
+	ioctx->n_rw_ctx = 0;
+	ioctx->n_rdma = 0;
+}
+
+/* Allocate local pages and an rdma_rw context for each remote buffer. */
+static int srpt_alloc_rw_ctxs(struct srpt_send_ioctx *ioctx,
+			      const struct srpt_desc_info *info,
+			      struct scatterlist **sg, unsigned int *sg_cnt)
+{
+	struct srpt_rdma_ch *ch = ioctx->ch;
+	struct scatterlist *prev = NULL;
+	unsigned int prev_nents = 0;
+	u32 i;
+	int ret;
+
+	ioctx->rw_dir = info->dir == DMA_TO_DEVICE ? DMA_FROM_DEVICE :
+						     DMA_TO_DEVICE;
+	if (info->n_desc == 1) {
+		ioctx->rw_ctxs = &ioctx->s_rw_ctx;
+	} else {
+		ioctx->rw_ctxs = kmalloc_array(info->n_desc,
+					       sizeof(*ioctx->rw_ctxs),
+					       GFP_KERNEL);
+		if (!ioctx->rw_ctxs)
+			return -ENOMEM;
+	}
+
+	for (i = 0; i < info->n_desc; i++) {
+		const struct srp_direct_buf *db = &info->descs[i];
+		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
+
+		/* All but the last list get a spare entry to chain with. */
+		ret = target_alloc_sgl(&ctx->sg, &ctx->nents,
+				       be32_to_cpu(db->len), false,
+				       i < info->n_desc - 1);
+		if (ret)
+			goto err_free;
+		ret = rdma_rw_ctx_init(&ctx->rw, ch->qp, ch->sport->port,
+				       ctx->sg, ctx->nents, 0,
+				       be64_to_cpu(db->va),
+				       be32_to_cpu(db->key), ioctx->rw_dir);
+		if (ret < 0) {
+			target_free_sgl(ctx->sg, ctx->nents);
+			goto err_free;
+		}
+		ioctx->n_rdma += ret;
+		ioctx->n_rw_ctx++;
+
+		if (prev) {
+			sg_unmark_end(&prev[prev_nents - 1]);
+			sg_chain(prev, prev_nents + 1, ctx->sg);
+		} else {
+			*sg = ctx->sg;
+		}
+		prev = ctx->sg;
+		prev_nents = ctx->nents;
+		*sg_cnt += ctx->nents;
+	}
+	return 0;
+
+err_free:
+	srpt_free_rw_ctxs(ch, ioctx);
+	return ret;
+}
+
+/**
+ * srpt_get_desc_tbl - parse an SRP_CMD's descriptors and prepare its data
+ * @recv_ioctx: receive context holding the SRP_CMD.
+ * @ioctx: the command's context.
+ * @srp_cmd: the request.
+ * @info: the parsed descriptors.
+ * @sg: the command's data scatterlist, or NULL if it moves no data.
+ * @sg_cnt: number of entries in @sg.
+ *
+ * For direct and indirect descriptors local pages are allocated and rdma_rw
+ * contexts prepared; immediate data is used where it lies, in which case
+ * the receive buffer stays with the command until it is released.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL or -EOPNOTSUPP for a request that must be answered
+ * with CHECK CONDITION, or -ENOMEM and other errors of rdma_rw for which
+ * the initiator should retry later.
+ */
+static int srpt_get_desc_tbl(struct srpt_recv_ioctx *recv_ioctx,
+			     struct srpt_send_ioctx *ioctx,
+			     const struct srp_cmd *srp_cmd,
+			     struct srpt_desc_info *info,
+			     struct scatterlist **sg, unsigned int *sg_cnt)
+{
+	int ret;
+
+	*sg = NULL;
+	*sg_cnt = 0;
+	ret = srpt_parse_desc_tbl(srp_cmd, recv_ioctx->byte_len,
+				  ioctx->ch->imm_data_offset, info);
+	if (ret)
+		return ret;
+
+	switch (info->fmt) {
+	case SRP_DATA_DESC_DIRECT:
+	case SRP_DATA_DESC_INDIRECT:
+		return srpt_alloc_rw_ctxs(ioctx, info, sg, sg_cnt);
+	case SRP_DATA_DESC_IMM:
+		sg_init_one(&ioctx->imm_sg, (void *)srp_cmd + info->imm_offset,
+			    info->data_len);
+		ioctx->recv_ioctx = recv_ioctx;
+		*sg = &ioctx->imm_sg;
+		*sg_cnt = 1;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int srpt_task_attr(u8 srp_attr)
+{
+	switch (srp_attr) {
+	case SRPT_TASK_SIMPLE:
+		return TCM_SIMPLE_TAG;
+	case SRPT_TASK_HEAD_OF_QUEUE:
+		return TCM_HEAD_TAG;
+	case SRPT_TASK_ACA:
+		return TCM_ACA_TAG;
+	default:
+		return TCM_ORDERED_TAG;
+	}
+}
+
+/**
+ * srpt_handle_cmd - process an SRP_CMD
+ * @ch: the channel.
+ * @recv_ioctx: receive context holding the request.
+ * @send_ioctx: command context for it.
+ *
+ * Hands the command to LIO. A request with malformed descriptors is
+ * answered with CHECK CONDITION, ILLEGAL REQUEST / INVALID FIELD IN COMMAND
+ * INFORMATION UNIT; one that cannot get memory for its data with BUSY.
+ *
+ * Context: CQ context; may sleep.
+ * Return: true if the command keeps @recv_ioctx for its immediate data
+ * (decided before LIO can complete the command), false if the caller must
+ * repost it.
+ */
+static bool srpt_handle_cmd(struct srpt_rdma_ch *ch,
+			    struct srpt_recv_ioctx *recv_ioctx,
+			    struct srpt_send_ioctx *send_ioctx)
+{
+	struct srp_cmd *srp_cmd = recv_ioctx->ioctx.buf +
+				  recv_ioctx->ioctx.offset;
+	struct se_cmd *cmd = &send_ioctx->cmd;
+	struct srpt_desc_info info;
+	struct scatterlist *sg;
+	unsigned int sg_cnt;
+	bool keep_recv;
+	int attr, ret;
+
+	cmd->tag = srp_cmd->tag;
+	attr = srpt_task_attr(srp_cmd->task_attr);
+	ret = srpt_get_desc_tbl(recv_ioctx, send_ioctx, srp_cmd, &info, &sg,
+				&sg_cnt);
+	if (ret) {
+		pr_debug("%s: tag %#llx: descriptors rejected (%d)\n",
+			 ch->sess_name, srp_cmd->tag, ret);
+		info.data_len = 0;
+		info.dir = DMA_NONE;
+	}
+	keep_recv = send_ioctx->recv_ioctx == recv_ioctx;
+
+	if (target_init_cmd(cmd, ch->sess, send_ioctx->sense_data,
+			    scsilun_to_int(&srp_cmd->lun), info.data_len, attr,
+			    info.dir, TARGET_SCF_ACK_KREF)) {
+		/* The session is shutting down. */
+		target_send_busy(cmd);
+		return keep_recv;
+	}
+
+	switch (ret) {
+	case 0:
+		break;
+	case -EINVAL:
+	case -EOPNOTSUPP:
+		transport_send_check_condition_and_sense
+			(cmd, TCM_INVALID_FIELD_IN_COMMAND_IU, 0);
+		target_put_sess_cmd(cmd);
+		return false;
+	default:
+		target_send_busy(cmd);
+		target_put_sess_cmd(cmd);
+		return false;
+	}
+
+	if (!target_submit_prep(cmd, srp_cmd->cdb, sg, sg_cnt, NULL, 0, NULL,
+				0, GFP_KERNEL))
+		target_submit(cmd);
+	return keep_recv;
+}
+
+static int srpt_tmf_to_tcm(u8 fn)
+{
+	switch (fn) {
+	case SRP_TSK_ABORT_TASK:
+		return TMR_ABORT_TASK;
+	case SRP_TSK_ABORT_TASK_SET:
+		return TMR_ABORT_TASK_SET;
+	case SRP_TSK_CLEAR_TASK_SET:
+		return TMR_CLEAR_TASK_SET;
+	case SRP_TSK_LUN_RESET:
+		return TMR_LUN_RESET;
+	case SRP_TSK_CLEAR_ACA:
+		return TMR_CLEAR_ACA;
+	default:
+		return TMR_UNKNOWN;
+	}
+}
+
+/**
+ * srpt_handle_tsk_mgmt - process an SRP_TSK_MGMT
+ * @ch: the channel.
+ * @recv_ioctx: receive context holding the request.
+ * @send_ioctx: context for the response.
+ *
+ * Passes the function to LIO's TMR path; LIO answers unknown functions as
+ * not supported. A request that is too short, or that LIO cannot accept,
+ * is answered here with FUNCTION FAILED.
+ *
+ * Context: CQ context; may sleep.
+ */
+static void srpt_handle_tsk_mgmt(struct srpt_rdma_ch *ch,
+				 struct srpt_recv_ioctx *recv_ioctx,
+				 struct srpt_send_ioctx *send_ioctx)
+{
+	struct srp_tsk_mgmt *tsk = recv_ioctx->ioctx.buf +
+				   recv_ioctx->ioctx.offset;
+	int ret;
+
+	if (recv_ioctx->byte_len < sizeof(*tsk)) {
+		srpt_send_local_tmf_rsp(ch, send_ioctx, SRPT_TMF_FAILED,
+					recv_ioctx->byte_len >= 16 ?
+					tsk->tag : 0);
+		return;
+	}
+	srpt_set_cmd_state(send_ioctx, SRPT_STATE_MGMT);
+	send_ioctx->cmd.tag = tsk->tag;
+	ret = target_submit_tmr(&send_ioctx->cmd, ch->sess, NULL,
+				scsilun_to_int(&tsk->lun), tsk,
+				srpt_tmf_to_tcm(tsk->tsk_mgmt_func), GFP_KERNEL,
+				tsk->task_tag, TARGET_SCF_ACK_KREF);
+	if (ret) {
+		pr_debug("%s: TMF %#x not accepted by LIO (%d)\n",
+			 ch->sess_name, tsk->tsk_mgmt_func, ret);
+		srpt_send_local_tmf_rsp(ch, send_ioctx, SRPT_TMF_FAILED,
+					tsk->tag);
+	}
+}
+
+/* SRP_I_LOGOUT: the initiator ends the channel; answer with a disconnect. */
+static void srpt_handle_i_logout(struct srpt_rdma_ch *ch)
+{
+	struct srpt_port *sport = ch->sport;
+
+	pr_info("%s: initiator logout\n", ch->sess_name);
+	mutex_lock(&sport->mutex);
+	srpt_disconnect_ch(ch);
+	mutex_unlock(&sport->mutex);
+}
+
+/* An IU the target never expects: the initiator broke the protocol. */
+static void srpt_handle_bad_iu(struct srpt_rdma_ch *ch, u8 opcode)
+{
+	pr_warn_ratelimited("%s: unexpected IU opcode %#x, disconnecting\n",
+			    ch->sess_name, opcode);
+	srpt_handle_i_logout(ch);
+}
+
+/**
+ * srpt_repost_recv - give a receive buffer back to the HCA
+ * @ch: channel the buffer belongs to (or whose SRQ it came from).
+ * @recv: the receive context.
+ *
+ * Context: any context.
+ */
+void srpt_repost_recv(struct srpt_rdma_ch *ch, struct srpt_recv_ioctx *recv)
+{
+	struct srpt_device *sdev = ch->sport->sdev;
+	int ret;
+
+	ib_dma_sync_single_for_device(sdev->device, recv->ioctx.dma,
+				      recv->ioctx.offset + srp_max_req_size,
+				      DMA_FROM_DEVICE);
+	ret = srpt_post_recv(sdev, ch, recv);
+	if (ret)
+		pr_debug("%s: reposting receive failed (%d)\n", ch->sess_name,
+			 ret);
+}
+
+static bool srpt_defer_iu(struct srpt_rdma_ch *ch, struct srpt_recv_ioctx *recv)
+{
+	if (list_empty(&recv->wait_list))
+		list_add_tail(&recv->wait_list, &ch->cmd_wait_list);
+	return false;
+}
+
+/**
+ * srpt_handle_new_iu - process one received information unit
+ * @ch: the channel.
+ * @recv_ioctx: its receive context.
+ *
+ * IUs that arrive before the channel is live, that would overtake IUs
+ * already waiting, or that need a command context while none is free are
+ * queued on the wait list and processed later, in order.
+ *
+ * Context: CQ context; may sleep.
+ * Return: true if the IU was processed, false if it waits.
+ */
+static bool srpt_handle_new_iu(struct srpt_rdma_ch *ch,
+			       struct srpt_recv_ioctx *recv_ioctx)
+{
+	struct srpt_send_ioctx *send_ioctx = NULL;
+	bool keep_recv = false;
+	u8 opcode;
+
+	if (unlikely(READ_ONCE(ch->state) == CH_CONNECTING))
+		return srpt_defer_iu(ch, recv_ioctx);
+	if (!ch->processing_wait_list && !list_empty(&ch->cmd_wait_list))
+		return srpt_defer_iu(ch, recv_ioctx);
+
+	ib_dma_sync_single_for_cpu(ch->sport->sdev->device,
+				   recv_ioctx->ioctx.dma,
+				   recv_ioctx->ioctx.offset + srp_max_req_size,
+				   DMA_FROM_DEVICE);
+	opcode = *(u8 *)(recv_ioctx->ioctx.buf + recv_ioctx->ioctx.offset);
+	if (opcode == SRP_CMD || opcode == SRP_TSK_MGMT) {
+		send_ioctx = srpt_get_send_ioctx(ch);
+		if (unlikely(!send_ioctx))
+			return srpt_defer_iu(ch, recv_ioctx);
+	}
+	list_del_init(&recv_ioctx->wait_list);
+
+	switch (opcode) {
+	case SRP_CMD:
+		keep_recv = srpt_handle_cmd(ch, recv_ioctx, send_ioctx);
+		break;
+	case SRP_TSK_MGMT:
+		srpt_handle_tsk_mgmt(ch, recv_ioctx, send_ioctx);
+		break;
+	case SRP_I_LOGOUT:
+		srpt_handle_i_logout(ch);
+		break;
+	case SRP_CRED_RSP:
+	case SRP_AER_RSP:
+		/* Answers to requests this target never sends. */
+		pr_debug("%s: ignoring IU %#x\n", ch->sess_name, opcode);
+		break;
+	default:
+		srpt_handle_bad_iu(ch, opcode);
+		break;
+	}
+
+	/* Immediate data keeps its buffer until the command is released. */
+	if (!keep_recv)
+		srpt_repost_recv(ch, recv_ioctx);
+	return true;
+}
+
+/**
+ * srpt_recv_done - receive completion callback
+ * @cq: completion queue.
+ * @wc: the completion.
+ *
+ * Context: CQ context.
+ */
+void srpt_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct srpt_rdma_ch *ch = wc->qp->qp_context;
+	struct srpt_recv_ioctx *ioctx =
+		container_of(wc->wr_cqe, struct srpt_recv_ioctx, ioctx.cqe);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("%s: receive failed with status %d\n",
+					    ch->sess_name, wc->status);
+		return;
+	}
+	atomic_dec(&ch->req_lim);
+	ioctx->byte_len = wc->byte_len;
+	srpt_handle_new_iu(ch, ioctx);
+	if (!list_empty(&ch->cmd_wait_list))
+		srpt_process_wait_list(ch);
+}
+
+/**
+ * srpt_process_wait_list - process waiting IUs in arrival order
+ * @ch: the channel.
+ *
+ * Stops at the first IU that still cannot be processed.
+ *
+ * Context: CQ context of @ch.
+ */
+void srpt_process_wait_list(struct srpt_rdma_ch *ch)
+{
+	struct srpt_recv_ioctx *recv, *tmp;
+
+	if (list_empty(&ch->cmd_wait_list) || ch->processing_wait_list ||
+	    READ_ONCE(ch->state) == CH_CONNECTING)
+		return;
+	ch->processing_wait_list = true;
+	list_for_each_entry_safe(recv, tmp, &ch->cmd_wait_list, wait_list) {
+		if (!srpt_handle_new_iu(ch, recv))
+			break;
+	}
+	ch->processing_wait_list = false;
+}
+
+/**
+ * srpt_zerolength_write_done - completion of the "channel is live" write
+ * @cq: completion queue.
+ * @wc: the completion.
+ *
+ * Runs in the CQ context, the only place the wait list may be walked, so it
+ * processes the IUs that arrived before the RTU. A flushed write means the
+ * channel is closing and there is nothing to do.
+ *
+ * Context: CQ context.
+ */
+void srpt_zerolength_write_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct srpt_rdma_ch *ch = wc->qp->qp_context;
+
+	if (wc->status == IB_WC_SUCCESS)
+		srpt_process_wait_list(ch);
+}
+

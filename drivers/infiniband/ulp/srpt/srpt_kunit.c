@@ -1,0 +1,897 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit tests for ib_srpt: SRP_CMD descriptor parsing, the Device
+ * Management attribute builders, WWN / ACL / initiator port id names,
+ * SRP_LOGIN_REQ validation and SRP_RSP building.
+ */
+
+#include <kunit/test.h>
+#include <linux/unaligned.h>
+#include <scsi/srp.h>
+#include <target/target_core_base.h>
+
+#include "srpt_priv.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+#define IU_SIZE		1024
+#define CMD_LEN		((u32)sizeof(struct srp_cmd))
+#define DB_LEN		((u32)sizeof(struct srp_direct_buf))
+#define IDB_LEN		((u32)sizeof(struct srp_indirect_buf))
+#define IMM_OFF		68
+
+/* ------------------------------------------------------------------ */
+/* SRP_CMD data descriptors                                            */
+/* ------------------------------------------------------------------ */
+
+struct desc_case {
+	const char *name;
+	/* Fills the IU and returns the number of bytes "received". */
+	u32 (*build)(struct srp_cmd *cmd);
+	u16 imm_off;
+	int ret;
+	enum dma_data_direction dir;
+	u8 fmt;
+	u32 len;
+	u32 n_desc;
+};
+
+static void put_db(struct srp_direct_buf *db, u64 va, u32 key, u32 len)
+{
+	db->va = cpu_to_be64(va);
+	db->key = cpu_to_be32(key);
+	db->len = cpu_to_be32(len);
+}
+
+static u32 b_no_data(struct srp_cmd *c)
+{
+	return CMD_LEN;
+}
+
+static u32 b_direct_out(struct srp_cmd *c)
+{
+	c->buf_fmt = SRP_DATA_DESC_DIRECT << 4;
+	c->data_out_desc_cnt = 1;
+	put_db((void *)c->add_data, 0x1000, 7, 4096);
+	return CMD_LEN + DB_LEN;
+}
+
+static u32 b_direct_in(struct srp_cmd *c)
+{
+	c->buf_fmt = SRP_DATA_DESC_DIRECT;
+	c->data_in_desc_cnt = 1;
+	put_db((void *)c->add_data, 0x1000, 7, 512);
+	return CMD_LEN + DB_LEN;
+}
+
+static u32 b_direct_add_cdb(struct srp_cmd *c)
+{
+	/* 16 bytes of additional CDB; the two low bits are reserved. */
+	c->add_cdb_len = 16 | 3;
+	c->buf_fmt = SRP_DATA_DESC_DIRECT;
+	put_db((void *)(c->add_data + 16), 0x2000, 9, 8192);
+	return CMD_LEN + 16 + DB_LEN;
+}
+
+static u32 b_direct_short(struct srp_cmd *c)
+{
+	b_direct_out(c);
+	return CMD_LEN + DB_LEN - 1;
+}
+
+static u32 b_direct_zero(struct srp_cmd *c)
+{
+	b_direct_out(c);
+	put_db((void *)c->add_data, 0x1000, 7, 0);
+	return CMD_LEN + DB_LEN;
+}
+
+static u32 b_short_iu(struct srp_cmd *c)
+{
+	return CMD_LEN - 1;
+}
+
+static u32 b_add_cdb_past_iu(struct srp_cmd *c)
+{
+	c->add_cdb_len = 252;
+	return CMD_LEN + 16;
+}
+
+static u32 b_bidi(struct srp_cmd *c)
+{
+	c->buf_fmt = (SRP_DATA_DESC_DIRECT << 4) | SRP_DATA_DESC_DIRECT;
+	put_db((void *)c->add_data, 0x1000, 7, 512);
+	return CMD_LEN + 2 * DB_LEN;
+}
+
+static u32 b_bad_fmt(struct srp_cmd *c)
+{
+	c->buf_fmt = 4 << 4;
+	return CMD_LEN + DB_LEN;
+}
+
+static u32 b_imm_in(struct srp_cmd *c)
+{
+	c->buf_fmt = SRP_DATA_DESC_IMM;
+	return CMD_LEN + 4 + 512;
+}
+
+/* Indirect table of @n entries of @len bytes, @in_iu of them counted. */
+static u32 put_indirect(struct srp_cmd *c, u32 n, u32 in_iu, u32 len,
+			u32 total)
+{
+	struct srp_indirect_buf *idb = (void *)c->add_data;
+	u32 i;
+
+	c->buf_fmt = SRP_DATA_DESC_INDIRECT << 4;
+	c->data_out_desc_cnt = in_iu;
+	put_db(&idb->table_desc, 0x9000, 1, n * DB_LEN);
+	idb->len = cpu_to_be32(total);
+	for (i = 0; i < n; i++)
+		put_db(&idb->desc_list[i], 0x10000 * (i + 1), 3, len);
+	return CMD_LEN + IDB_LEN + n * DB_LEN;
+}
+
+static u32 b_indirect_ok(struct srp_cmd *c)
+{
+	return put_indirect(c, 3, 3, 4096, 3 * 4096);
+}
+
+static u32 b_indirect_in(struct srp_cmd *c)
+{
+	u32 len = put_indirect(c, 2, 2, 1024, 2048);
+
+	c->buf_fmt = SRP_DATA_DESC_INDIRECT;
+	c->data_out_desc_cnt = 0;
+	c->data_in_desc_cnt = 2;
+	return len;
+}
+
+static u32 b_indirect_external(struct srp_cmd *c)
+{
+	return put_indirect(c, 3, 2, 4096, 3 * 4096);
+}
+
+static u32 b_indirect_past_iu(struct srp_cmd *c)
+{
+	return put_indirect(c, 3, 3, 4096, 3 * 4096) - 1;
+}
+
+static u32 b_indirect_hdr_past_iu(struct srp_cmd *c)
+{
+	put_indirect(c, 1, 1, 4096, 4096);
+	return CMD_LEN + IDB_LEN - 1;
+}
+
+static u32 b_indirect_odd_table(struct srp_cmd *c)
+{
+	struct srp_indirect_buf *idb = (void *)c->add_data;
+	u32 len = put_indirect(c, 2, 2, 4096, 8192);
+
+	idb->table_desc.len = cpu_to_be32(2 * DB_LEN - 1);
+	return len;
+}
+
+static u32 b_indirect_empty(struct srp_cmd *c)
+{
+	struct srp_indirect_buf *idb = (void *)c->add_data;
+	u32 len = put_indirect(c, 1, 1, 4096, 4096);
+
+	idb->table_desc.len = 0;
+	return len;
+}
+
+static u32 b_indirect_zero_entry(struct srp_cmd *c)
+{
+	struct srp_indirect_buf *idb = (void *)c->add_data;
+	u32 len = put_indirect(c, 3, 3, 4096, 2 * 4096);
+
+	idb->desc_list[1].len = 0;
+	return len;
+}
+
+static u32 b_indirect_bad_total(struct srp_cmd *c)
+{
+	return put_indirect(c, 3, 3, 4096, 3 * 4096 + 1);
+}
+
+static u32 b_indirect_overflow(struct srp_cmd *c)
+{
+	/* 2 * 0xffffffff wraps to 0xfffffffe in 32 bits. */
+	return put_indirect(c, 2, 2, 0xffffffff, 0xfffffffe);
+}
+
+static u32 put_imm(struct srp_cmd *c, u32 len)
+{
+	struct srp_imm_buf *imm = (void *)c->add_data;
+
+	c->buf_fmt = SRP_DATA_DESC_IMM << 4;
+	imm->len = cpu_to_be32(len);
+	return IMM_OFF + len;
+}
+
+static u32 b_imm_ok(struct srp_cmd *c)
+{
+	return put_imm(c, 512);
+}
+
+static u32 b_imm_past_iu(struct srp_cmd *c)
+{
+	return put_imm(c, 512) - 1;
+}
+
+static u32 b_imm_zero(struct srp_cmd *c)
+{
+	return put_imm(c, 0) + 16;
+}
+
+static u32 b_imm_huge(struct srp_cmd *c)
+{
+	put_imm(c, 0xffffffff);
+	return IU_SIZE;
+}
+
+static u32 b_imm_overlap(struct srp_cmd *c)
+{
+	/* The descriptor, after 20 bytes of additional CDB, ends past 68. */
+	c->add_cdb_len = 20;
+	c->buf_fmt = SRP_DATA_DESC_IMM << 4;
+	put_unaligned_be32(16, c->add_data + 20);
+	return IMM_OFF + 16;
+}
+
+static const struct desc_case desc_cases[] = {
+	{ "no data", b_no_data, 0, 0, DMA_NONE, SRP_NO_DATA_DESC, 0, 0 },
+	{ "direct out", b_direct_out, 0, 0, DMA_TO_DEVICE,
+	  SRP_DATA_DESC_DIRECT, 4096, 1 },
+	{ "direct in", b_direct_in, 0, 0, DMA_FROM_DEVICE,
+	  SRP_DATA_DESC_DIRECT, 512, 1 },
+	{ "direct after additional CDB", b_direct_add_cdb, 0, 0,
+	  DMA_FROM_DEVICE, SRP_DATA_DESC_DIRECT, 8192, 1 },
+	{ "direct cut short", b_direct_short, 0, -EINVAL },
+	{ "direct zero length", b_direct_zero, 0, -EINVAL },
+	{ "IU shorter than SRP_CMD", b_short_iu, 0, -EINVAL },
+	{ "additional CDB past IU", b_add_cdb_past_iu, 0, -EINVAL },
+	{ "bidirectional", b_bidi, 0, -EINVAL },
+	{ "reserved format", b_bad_fmt, 0, -EINVAL },
+	{ "immediate data-in", b_imm_in, IMM_OFF, -EINVAL },
+	{ "indirect out", b_indirect_ok, 0, 0, DMA_TO_DEVICE,
+	  SRP_DATA_DESC_INDIRECT, 3 * 4096, 3 },
+	{ "indirect in", b_indirect_in, 0, 0, DMA_FROM_DEVICE,
+	  SRP_DATA_DESC_INDIRECT, 2048, 2 },
+	{ "indirect table outside IU", b_indirect_external, 0, -EOPNOTSUPP },
+	{ "indirect count past IU", b_indirect_past_iu, 0, -EINVAL },
+	{ "indirect header past IU", b_indirect_hdr_past_iu, 0, -EINVAL },
+	{ "indirect table length not a multiple", b_indirect_odd_table, 0,
+	  -EINVAL },
+	{ "indirect empty table", b_indirect_empty, 0, -EINVAL },
+	{ "indirect zero-length entry", b_indirect_zero_entry, 0, -EINVAL },
+	{ "indirect total mismatch", b_indirect_bad_total, 0, -EINVAL },
+	{ "indirect total overflows 32 bits", b_indirect_overflow, 0,
+	  -EINVAL },
+	{ "immediate", b_imm_ok, IMM_OFF, 0, DMA_TO_DEVICE, SRP_DATA_DESC_IMM,
+	  512, 0 },
+	{ "immediate not negotiated", b_imm_ok, 0, -EINVAL },
+	{ "immediate past IU", b_imm_past_iu, IMM_OFF, -EINVAL },
+	{ "immediate zero length", b_imm_zero, IMM_OFF, -EINVAL },
+	{ "immediate length overflows", b_imm_huge, IMM_OFF, -EINVAL },
+	{ "immediate descriptor overlaps data", b_imm_overlap, IMM_OFF,
+	  -EINVAL },
+};
+
+static void desc_case_desc(const struct desc_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(desc, desc_cases, desc_case_desc);
+
+static void srpt_test_desc_tbl(struct kunit *test)
+{
+	const struct desc_case *c = test->param_value;
+	struct srpt_desc_info info;
+	struct srp_cmd *cmd;
+	u32 iu_len;
+	int ret;
+
+	cmd = kunit_kzalloc(test, IU_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cmd);
+	cmd->opcode = SRP_CMD;
+	iu_len = c->build(cmd);
+	KUNIT_ASSERT_LE(test, iu_len, IU_SIZE);
+
+	ret = srpt_parse_desc_tbl(cmd, iu_len, c->imm_off, &info);
+	KUNIT_EXPECT_EQ(test, ret, c->ret);
+	if (ret)
+		return;
+	KUNIT_EXPECT_EQ(test, info.dir, c->dir);
+	KUNIT_EXPECT_EQ(test, info.fmt, c->fmt);
+	KUNIT_EXPECT_EQ(test, info.data_len, c->len);
+	KUNIT_EXPECT_EQ(test, info.n_desc, c->n_desc);
+	if (c->n_desc) {
+		/* The descriptors must point into the IU, right after it. */
+		KUNIT_EXPECT_GE(test, (uintptr_t)info.descs,
+				(uintptr_t)cmd->add_data);
+		KUNIT_EXPECT_LE(test, (uintptr_t)(info.descs + info.n_desc),
+				(uintptr_t)cmd + iu_len);
+	}
+	if (c->fmt == SRP_DATA_DESC_IMM)
+		KUNIT_EXPECT_EQ(test, info.imm_offset, (u32)c->imm_off);
+}
+
+/* ------------------------------------------------------------------ */
+/* Device Management                                                   */
+/* ------------------------------------------------------------------ */
+
+static u16 dm_status(const struct srpt_dm_mad *mad)
+{
+	return be16_to_cpu(mad->mad_hdr.status);
+}
+
+static struct srpt_port *fake_port(struct kunit *test)
+{
+	struct srpt_device *sdev;
+	struct ib_device *dev;
+
+	dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
+	sdev = kunit_kzalloc(test, struct_size(sdev, port, 1), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	KUNIT_ASSERT_NOT_NULL(test, sdev);
+	dev->attrs.vendor_id = 0x02c9;
+	dev->attrs.vendor_part_id = 0x1017;
+	dev->attrs.hw_ver = 3;
+	dev->attrs.max_qp_wr = 64;
+	sdev->device = dev;
+	sdev->port[0].sdev = sdev;
+	sdev->port[0].port = 1;
+	sdev->port[0].dm_rdma_size = 1U << 20;
+	return &sdev->port[0];
+}
+
+static void srpt_test_set_ioc(struct kunit *test)
+{
+	u8 list[8] = {};
+
+	srpt_set_ioc(list, 1, 1);
+	KUNIT_EXPECT_EQ(test, list[0], 0x10);
+	srpt_set_ioc(list, 2, 0x23);	/* only the low nibble counts */
+	KUNIT_EXPECT_EQ(test, list[0], 0x13);
+	srpt_set_ioc(list, 1, 0);
+	KUNIT_EXPECT_EQ(test, list[0], 0x03);
+	srpt_set_ioc(list, 16, 0xf);
+	KUNIT_EXPECT_EQ(test, list[7], 0x0f);
+	srpt_set_ioc(list, 15, 0xa);
+	KUNIT_EXPECT_EQ(test, list[7], 0xaf);
+}
+
+static void srpt_test_class_port_info(struct kunit *test)
+{
+	struct srpt_dm_mad *mad = kunit_kzalloc(test, sizeof(*mad), GFP_KERNEL);
+	struct ib_class_port_info *cpi;
+
+	KUNIT_ASSERT_NOT_NULL(test, mad);
+	memset(mad->data, 0xff, sizeof(mad->data));
+	srpt_get_class_port_info(mad);
+	cpi = (void *)mad->data;
+	KUNIT_EXPECT_EQ(test, dm_status(mad), 0);
+	KUNIT_EXPECT_EQ(test, cpi->base_version, 1);
+	KUNIT_EXPECT_EQ(test, cpi->class_version, 1);
+	KUNIT_EXPECT_EQ(test, ib_get_cpi_resp_time(cpi), 20);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(cpi->capability_mask), 0);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(cpi->redirect_lid), 0);
+}
+
+static void srpt_test_iou(struct kunit *test)
+{
+	struct srpt_dm_mad *mad = kunit_kzalloc(test, sizeof(*mad), GFP_KERNEL);
+	struct srpt_dm_iou_info *iou;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, mad);
+	memset(mad->data, 0xff, sizeof(mad->data));
+	srpt_get_iou(mad);
+	iou = (void *)mad->data;
+	KUNIT_EXPECT_EQ(test, dm_status(mad), 0);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(iou->change_id), 1);
+	KUNIT_EXPECT_EQ(test, iou->max_controllers, 16);
+	KUNIT_EXPECT_EQ(test, iou->controller_list[0], 0x10);
+	for (i = 1; i < ARRAY_SIZE(iou->controller_list); i++)
+		KUNIT_EXPECT_EQ(test, iou->controller_list[i], 0);
+}
+
+static void srpt_test_ioc_profile(struct kunit *test)
+{
+	struct srpt_dm_mad *mad = kunit_kzalloc(test, sizeof(*mad), GFP_KERNEL);
+	struct srpt_port *sport = fake_port(test);
+	u64 saved = srpt_service_guid;
+	struct srpt_dm_ioc_profile *p;
+
+	KUNIT_ASSERT_NOT_NULL(test, mad);
+	srpt_get_ioc(sport, 0, mad);
+	KUNIT_EXPECT_EQ(test, dm_status(mad), SRPT_DM_STATUS_INVALID_FIELD);
+	srpt_get_ioc(sport, 17, mad);
+	KUNIT_EXPECT_EQ(test, dm_status(mad), SRPT_DM_STATUS_INVALID_FIELD);
+	srpt_get_ioc(sport, 2, mad);
+	KUNIT_EXPECT_EQ(test, dm_status(mad), SRPT_DM_STATUS_NO_IOC);
+	srpt_get_ioc(sport, 16, mad);
+	KUNIT_EXPECT_EQ(test, dm_status(mad), SRPT_DM_STATUS_NO_IOC);
+
+	srpt_service_guid = 0x0002c90300a1b2c3ULL;
+	srpt_get_ioc(sport, 1, mad);
+	srpt_service_guid = saved;
+	p = (void *)mad->data;
+	KUNIT_EXPECT_EQ(test, dm_status(mad), 0);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(p->guid), 0x0002c90300a1b2c3ULL);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(p->vendor_id), 0x02c9);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(p->device_id), 0x1017);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(p->device_version), 3);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(p->subsys_vendor_id), 0x02c9);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(p->io_class), SRP_REV16A_IB_IO_CLASS);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(p->io_subclass), 0x609e);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(p->protocol), 0x0108);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(p->protocol_version), 1);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(p->send_queue_depth), 64);
+	KUNIT_EXPECT_EQ(test, p->rdma_read_depth, 4);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(p->send_size), srp_max_req_size);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(p->rdma_size), 1U << 20);
+	KUNIT_EXPECT_EQ(test, p->op_cap_mask, 0x2b);
+	KUNIT_EXPECT_EQ(test, p->num_svc_entries, 1);
+	KUNIT_EXPECT_STREQ(test, (char *)p->id_string, "Linux SRP target");
+}
+
+struct svc_case {
+	const char *name;
+	u16 slot;
+	u8 hi, lo;
+	u16 status;
+};
+
+static const struct svc_case svc_cases[] = {
+	{ "slot 1 entry 0", 1, 0, 0, 0 },
+	{ "slot 0", 0, 0, 0, SRPT_DM_STATUS_INVALID_FIELD },
+	{ "slot 17", 17, 0, 0, SRPT_DM_STATUS_INVALID_FIELD },
+	{ "empty slot 3", 3, 0, 0, SRPT_DM_STATUS_NO_IOC },
+	{ "reversed range", 1, 0, 1, SRPT_DM_STATUS_INVALID_FIELD },
+	{ "entry 1 does not exist", 1, 1, 1, SRPT_DM_STATUS_INVALID_FIELD },
+	{ "range 0..4", 1, 4, 0, SRPT_DM_STATUS_INVALID_FIELD },
+	{ "range 0..255", 1, 255, 0, SRPT_DM_STATUS_INVALID_FIELD },
+};
+
+static void svc_case_desc(const struct svc_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(svc, svc_cases, svc_case_desc);
+
+static void srpt_test_svc_entries(struct kunit *test)
+{
+	const struct svc_case *c = test->param_value;
+	struct srpt_dm_mad *mad = kunit_kzalloc(test, sizeof(*mad), GFP_KERNEL);
+	struct srpt_dm_svc_entries *svc;
+
+	KUNIT_ASSERT_NOT_NULL(test, mad);
+	srpt_get_svc_entries(0x0002c90300a1b2c3ULL, c->slot, c->hi, c->lo, mad);
+	KUNIT_EXPECT_EQ(test, dm_status(mad), c->status);
+	if (c->status)
+		return;
+	svc = (void *)mad->data;
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(svc->entry[0].id),
+			0x0002c90300a1b2c3ULL);
+	KUNIT_EXPECT_STREQ(test, (char *)svc->entry[0].name,
+			   "SRP.T10:0002c90300a1b2c3");
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(svc->entry[1].id), 0);
+}
+
+static void srpt_test_method_get(struct kunit *test)
+{
+	struct srpt_dm_mad *rsp = kunit_kzalloc(test, sizeof(*rsp), GFP_KERNEL);
+	struct ib_mad *req = kunit_kzalloc(test, sizeof(*req), GFP_KERNEL);
+	struct srpt_port *sport = fake_port(test);
+
+	KUNIT_ASSERT_NOT_NULL(test, rsp);
+	KUNIT_ASSERT_NOT_NULL(test, req);
+
+	req->mad_hdr.attr_id = cpu_to_be16(SRPT_DM_ATTR_SVC_ENTRIES);
+	req->mad_hdr.attr_mod = cpu_to_be32(1 << 16);
+	srpt_mgmt_method_get(sport, req, rsp);
+	KUNIT_EXPECT_EQ(test, dm_status(rsp), 0);
+
+	req->mad_hdr.attr_mod = cpu_to_be32((1 << 16) | (1 << 8));
+	srpt_mgmt_method_get(sport, req, rsp);
+	KUNIT_EXPECT_EQ(test, dm_status(rsp), SRPT_DM_STATUS_INVALID_FIELD);
+
+	req->mad_hdr.attr_mod = cpu_to_be32(2 << 16);
+	srpt_mgmt_method_get(sport, req, rsp);
+	KUNIT_EXPECT_EQ(test, dm_status(rsp), SRPT_DM_STATUS_NO_IOC);
+
+	req->mad_hdr.attr_id = cpu_to_be16(SRPT_DM_ATTR_IOC_PROFILE);
+	req->mad_hdr.attr_mod = cpu_to_be32(5);
+	srpt_mgmt_method_get(sport, req, rsp);
+	KUNIT_EXPECT_EQ(test, dm_status(rsp), SRPT_DM_STATUS_NO_IOC);
+
+	req->mad_hdr.attr_id = cpu_to_be16(SRPT_DM_ATTR_IOU_INFO);
+	srpt_mgmt_method_get(sport, req, rsp);
+	KUNIT_EXPECT_EQ(test, dm_status(rsp), 0);
+
+	req->mad_hdr.attr_id = cpu_to_be16(0x0099);
+	srpt_mgmt_method_get(sport, req, rsp);
+	KUNIT_EXPECT_EQ(test, dm_status(rsp),
+			SRPT_DM_STATUS_UNSUP_METHOD_ATTR);
+}
+
+/* ------------------------------------------------------------------ */
+/* Names                                                               */
+/* ------------------------------------------------------------------ */
+
+#define ID_0X		"0x0000000000000000505400fffe4a0b7b"
+#define ID_UPPER	"0000000000000000505400FFFE4A0B7B"
+#define ID_TOO_LONG	"0x000000000000000000505400fffe4a0b7b"
+
+static const u8 test_id[16] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0x00, 0xff, 0xfe, 0x4a, 0x0b, 0x7b,
+};
+
+static void srpt_test_i_port_id(struct kunit *test)
+{
+	u8 id[16], want[16] = {};
+
+	KUNIT_EXPECT_EQ(test, srpt_parse_i_port_id(id, ID_0X), 0);
+	KUNIT_EXPECT_MEMEQ(test, id, test_id, 16);
+	KUNIT_EXPECT_EQ(test, srpt_parse_i_port_id(id, ID_UPPER), 0);
+	KUNIT_EXPECT_MEMEQ(test, id, test_id, 16);
+	KUNIT_EXPECT_EQ(test, srpt_parse_i_port_id(id, "0X505400fffe4a0b7b"),
+			0);
+	KUNIT_EXPECT_MEMEQ(test, id, test_id, 16);
+	want[14] = 0x12;
+	want[15] = 0x34;
+	KUNIT_EXPECT_EQ(test, srpt_parse_i_port_id(id, "1234"), 0);
+	KUNIT_EXPECT_MEMEQ(test, id, want, 16);
+
+	KUNIT_EXPECT_EQ(test, srpt_parse_i_port_id(id, ""), -EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_i_port_id(id, "0x"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_i_port_id(id, "123"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_i_port_id(id, "zz"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_i_port_id(id, ID_TOO_LONG), -EINVAL);
+}
+
+static void srpt_test_guid(struct kunit *test)
+{
+	char buf[40];
+	u64 g;
+
+	KUNIT_EXPECT_EQ(test, srpt_parse_guid(&g, "5054:00ff:fe4a:0b7b"), 0);
+	KUNIT_EXPECT_EQ(test, g, 0x505400fffe4a0b7bULL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_guid(&g, "1:2:3:4"), 0);
+	KUNIT_EXPECT_EQ(test, g, 0x0001000200030004ULL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_guid(&g, "5054:00ff:fe4a"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_guid(&g, "5054:00ff:fe4a:0b7b:1"),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_guid(&g, "12345:0:0:0"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_guid(&g, "g:0:0:0"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_guid(&g, "1::2:3"), -EINVAL);
+
+	srpt_format_guid(buf, sizeof(buf), cpu_to_be64(0x505400fffe4a0b7bULL));
+	KUNIT_EXPECT_STREQ(test, buf, "5054:00ff:fe4a:0b7b");
+	srpt_format_id(buf, sizeof(buf), test_id);
+	KUNIT_EXPECT_STREQ(test, buf, "0x0000000000000000505400fffe4a0b7b");
+}
+
+static void srpt_test_wwn_names(struct kunit *test)
+{
+	static const u8 gid[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+				    0x02, 0x50, 0x56, 0xff, 0xfe, 0, 0, 1 };
+	struct srpt_port_name pn;
+	char name[40];
+
+	KUNIT_EXPECT_EQ(test, srpt_parse_port_name("fe80:0:0:1", &pn), 0);
+	KUNIT_EXPECT_EQ(test, pn.kind, SRPT_NAME_GUID);
+	KUNIT_EXPECT_EQ(test, pn.guid, 0xfe80000000000001ULL);
+
+	/* The form targetcli-fb uses: "0x" and the 32 digits of GID 0. */
+	srpt_format_id(name, sizeof(name), gid);
+	KUNIT_EXPECT_STREQ(test, name, "0xfe80000000000000025056fffe000001");
+	KUNIT_EXPECT_EQ(test, srpt_parse_port_name(name, &pn), 0);
+	KUNIT_EXPECT_EQ(test, pn.kind, SRPT_NAME_ID);
+	KUNIT_EXPECT_MEMEQ(test, pn.id, gid, 16);
+
+	KUNIT_EXPECT_EQ(test, srpt_parse_port_name(name + 2, &pn), -EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_port_name("0x1234", &pn), -EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_port_name("mlx5_0", &pn), -EINVAL);
+}
+
+static void srpt_test_acl_names(struct kunit *test)
+{
+	struct srpt_port_name pn;
+
+	KUNIT_EXPECT_EQ(test, srpt_parse_acl_name("5054:00ff:fe4a:0b7b", &pn),
+			0);
+	KUNIT_EXPECT_EQ(test, pn.kind, SRPT_NAME_GUID);
+	KUNIT_EXPECT_EQ(test, srpt_parse_acl_name(ID_0X, &pn), 0);
+	KUNIT_EXPECT_EQ(test, pn.kind, SRPT_NAME_ID);
+	KUNIT_EXPECT_MEMEQ(test, pn.id, test_id, 16);
+	KUNIT_EXPECT_EQ(test, srpt_parse_acl_name("192.168.122.76", &pn), 0);
+	KUNIT_EXPECT_EQ(test, pn.kind, SRPT_NAME_IP);
+	KUNIT_EXPECT_EQ(test, srpt_parse_acl_name("fe80::1", &pn), 0);
+	KUNIT_EXPECT_EQ(test, pn.kind, SRPT_NAME_IP);
+	KUNIT_EXPECT_EQ(test, srpt_parse_acl_name("iqn.2003-01.org", &pn),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, srpt_parse_acl_name("", &pn), -EINVAL);
+}
+
+/* ------------------------------------------------------------------ */
+/* SRP_LOGIN_REQ                                                       */
+/* ------------------------------------------------------------------ */
+
+#define TEST_GUID	0x0002c90300a1b2c3ULL
+#define TEST_MAX_REQ	8276
+
+struct login_case {
+	const char *name;
+	void (*mutate)(struct srp_login_req *req);
+	u32 reason;
+};
+
+static void l_none(struct srp_login_req *r)
+{
+}
+
+static void l_multi(struct srp_login_req *r)
+{
+	r->req_flags = SRP_MULTICHAN_MULTI;
+}
+
+static void l_min(struct srp_login_req *r)
+{
+	r->req_it_iu_len = cpu_to_be32(64);
+}
+
+static void l_opcode(struct srp_login_req *r)
+{
+	r->opcode = SRP_CMD;
+}
+
+static void l_too_large(struct srp_login_req *r)
+{
+	r->req_it_iu_len = cpu_to_be32(TEST_MAX_REQ + 1);
+}
+
+static void l_too_small(struct srp_login_req *r)
+{
+	r->req_it_iu_len = cpu_to_be32(63);
+}
+
+static void l_no_fmt(struct srp_login_req *r)
+{
+	r->req_buf_fmt = 0;
+}
+
+static void l_odd_fmt(struct srp_login_req *r)
+{
+	r->req_buf_fmt = cpu_to_be16(1 << 3);
+}
+
+static void l_mca(struct srp_login_req *r)
+{
+	r->req_flags = 2;
+}
+
+static void l_tid_lo(struct srp_login_req *r)
+{
+	r->target_port_id[15] ^= 1;
+}
+
+static void l_tid_hi(struct srp_login_req *r)
+{
+	r->target_port_id[0] ^= 0x80;
+}
+
+static const struct login_case login_cases[] = {
+	{ "valid single-channel", l_none, 0 },
+	{ "valid multi-channel", l_multi, 0 },
+	{ "smallest IU length", l_min, 0 },
+	{ "wrong opcode", l_opcode, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL },
+	{ "IU length too large", l_too_large,
+	  SRP_LOGIN_REJ_REQ_IT_IU_LENGTH_TOO_LARGE },
+	{ "IU length too small", l_too_small,
+	  SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL },
+	{ "no buffer format", l_no_fmt,
+	  SRP_LOGIN_REJ_UNSUPPORTED_DESCRIPTOR_FMT },
+	{ "unknown buffer format", l_odd_fmt,
+	  SRP_LOGIN_REJ_UNSUPPORTED_DESCRIPTOR_FMT },
+	{ "reserved multi-channel action", l_mca,
+	  SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL },
+	{ "wrong target port id (id_ext)", l_tid_lo,
+	  SRP_LOGIN_REJ_UNABLE_ASSOCIATE_CHANNEL },
+	{ "wrong target port id (ioc_guid)", l_tid_hi,
+	  SRP_LOGIN_REJ_UNABLE_ASSOCIATE_CHANNEL },
+};
+
+static void login_case_desc(const struct login_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(login, login_cases, login_case_desc);
+
+static void srpt_test_login_req(struct kunit *test)
+{
+	const struct login_case *c = test->param_value;
+	struct srp_login_req req = {
+		.opcode = SRP_LOGIN_REQ,
+		.req_it_iu_len = cpu_to_be32(8260),
+		.req_buf_fmt = cpu_to_be16(SRP_BUF_FORMAT_DIRECT |
+					   SRP_BUF_FORMAT_INDIRECT),
+	};
+
+	put_unaligned_be64(TEST_GUID, req.target_port_id);
+	put_unaligned_be64(TEST_GUID, req.target_port_id + 8);
+	c->mutate(&req);
+	KUNIT_EXPECT_EQ(test, srpt_check_login_req(&req, TEST_MAX_REQ,
+						   TEST_GUID), c->reason);
+}
+
+/* ------------------------------------------------------------------ */
+/* SRP_RSP                                                             */
+/* ------------------------------------------------------------------ */
+
+struct rsp_env {
+	struct srpt_rdma_ch *ch;
+	struct srpt_send_ioctx *ioctx;
+	struct srp_rsp *rsp;
+};
+
+static void rsp_env_init(struct kunit *test, struct rsp_env *e)
+{
+	e->ch = kunit_kzalloc(test, sizeof(*e->ch), GFP_KERNEL);
+	e->ioctx = kunit_kzalloc(test, sizeof(*e->ioctx), GFP_KERNEL);
+	e->rsp = kunit_kzalloc(test, SRPT_MAX_RSP_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e->ch);
+	KUNIT_ASSERT_NOT_NULL(test, e->ioctx);
+	KUNIT_ASSERT_NOT_NULL(test, e->rsp);
+	e->ch->max_ti_iu_len = SRPT_DEF_RSP_SIZE;
+	e->ch->max_rsp_size = SRPT_DEF_RSP_SIZE;
+	atomic_set(&e->ch->req_lim_delta, 2);
+	e->ioctx->ch = e->ch;
+	e->ioctx->ioctx.buf = e->rsp;
+	memset(e->rsp, 0xaa, SRPT_MAX_RSP_SIZE);
+}
+
+static void srpt_test_rsp_good(struct kunit *test)
+{
+	struct rsp_env e;
+	int len;
+
+	rsp_env_init(test, &e);
+	len = srpt_build_cmd_rsp(e.ch, e.ioctx, 0x1122334455667788ULL,
+				 SAM_STAT_GOOD);
+	KUNIT_EXPECT_EQ(test, len, (int)sizeof(struct srp_rsp));
+	KUNIT_EXPECT_EQ(test, e.rsp->opcode, SRP_RSP);
+	KUNIT_EXPECT_EQ(test, e.rsp->tag, 0x1122334455667788ULL);
+	KUNIT_EXPECT_EQ(test, e.rsp->status, SAM_STAT_GOOD);
+	KUNIT_EXPECT_EQ(test, e.rsp->flags, 0);
+	/* Its own credit plus the two of aborted commands. */
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->req_lim_delta), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&e.ch->req_lim_delta), 0);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->sense_data_len), 0);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->data_in_res_cnt), 0);
+}
+
+static void srpt_test_rsp_residuals(struct kunit *test)
+{
+	struct se_cmd *cmd;
+	struct rsp_env e;
+
+	rsp_env_init(test, &e);
+	cmd = &e.ioctx->cmd;
+	cmd->se_cmd_flags = SCF_UNDERFLOW_BIT;
+	cmd->data_direction = DMA_FROM_DEVICE;
+	cmd->residual_count = 512;
+	srpt_build_cmd_rsp(e.ch, e.ioctx, 1, SAM_STAT_GOOD);
+	KUNIT_EXPECT_EQ(test, e.rsp->flags, SRP_RSP_FLAG_DIUNDER);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->data_in_res_cnt), 512);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->data_out_res_cnt), 0);
+
+	cmd->se_cmd_flags = SCF_OVERFLOW_BIT;
+	cmd->data_direction = DMA_TO_DEVICE;
+	cmd->residual_count = 4096;
+	srpt_build_cmd_rsp(e.ch, e.ioctx, 1, SAM_STAT_GOOD);
+	KUNIT_EXPECT_EQ(test, e.rsp->flags, SRP_RSP_FLAG_DOOVER);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->data_out_res_cnt), 4096);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->data_in_res_cnt), 0);
+
+	cmd->se_cmd_flags = SCF_UNDERFLOW_BIT;
+	srpt_build_cmd_rsp(e.ch, e.ioctx, 1, SAM_STAT_GOOD);
+	KUNIT_EXPECT_EQ(test, e.rsp->flags, SRP_RSP_FLAG_DOUNDER);
+
+	cmd->se_cmd_flags = SCF_OVERFLOW_BIT;
+	cmd->data_direction = DMA_FROM_DEVICE;
+	srpt_build_cmd_rsp(e.ch, e.ioctx, 1, SAM_STAT_GOOD);
+	KUNIT_EXPECT_EQ(test, e.rsp->flags, SRP_RSP_FLAG_DIOVER);
+}
+
+static void srpt_test_rsp_sense(struct kunit *test)
+{
+	struct se_cmd *cmd;
+	struct rsp_env e;
+	int i, len;
+
+	rsp_env_init(test, &e);
+	cmd = &e.ioctx->cmd;
+	for (i = 0; i < sizeof(e.ioctx->sense_data); i++)
+		e.ioctx->sense_data[i] = i;
+	cmd->scsi_sense_length = 18;
+	len = srpt_build_cmd_rsp(e.ch, e.ioctx, 7, SAM_STAT_CHECK_CONDITION);
+	KUNIT_EXPECT_EQ(test, len, (int)sizeof(struct srp_rsp) + 18);
+	KUNIT_EXPECT_EQ(test, e.rsp->status, SAM_STAT_CHECK_CONDITION);
+	KUNIT_EXPECT_EQ(test, e.rsp->flags, SRP_RSP_FLAG_SNSVALID);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->sense_data_len), 18);
+	KUNIT_EXPECT_MEMEQ(test, e.rsp->data, e.ioctx->sense_data, 18);
+
+	/* The initiator accepts only 40-byte IUs: 4 bytes of sense fit. */
+	e.ch->max_ti_iu_len = 40;
+	len = srpt_build_cmd_rsp(e.ch, e.ioctx, 7, SAM_STAT_CHECK_CONDITION);
+	KUNIT_EXPECT_EQ(test, len, 40);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->sense_data_len), 4);
+
+	/* The response buffer is the tighter bound. */
+	e.ch->max_ti_iu_len = 1024;
+	e.ch->max_rsp_size = 48;
+	len = srpt_build_cmd_rsp(e.ch, e.ioctx, 7, SAM_STAT_CHECK_CONDITION);
+	KUNIT_EXPECT_EQ(test, len, 48);
+
+	/* A sense length beyond the sense buffer is cut to the buffer. */
+	e.ch->max_rsp_size = SRPT_MAX_RSP_SIZE;
+	cmd->scsi_sense_length = 200;
+	len = srpt_build_cmd_rsp(e.ch, e.ioctx, 7, SAM_STAT_CHECK_CONDITION);
+	KUNIT_EXPECT_EQ(test, len, (int)(sizeof(struct srp_rsp) +
+					 TRANSPORT_SENSE_BUFFER));
+}
+
+static void srpt_test_rsp_tmf(struct kunit *test)
+{
+	struct rsp_env e;
+	int len;
+
+	rsp_env_init(test, &e);
+	len = srpt_build_tskmgmt_rsp(e.ch, e.ioctx, SRPT_TMF_NOT_SUPPORTED, 99);
+	KUNIT_EXPECT_EQ(test, len, (int)sizeof(struct srp_rsp) + 4);
+	KUNIT_EXPECT_EQ(test, e.rsp->opcode, SRP_RSP);
+	KUNIT_EXPECT_EQ(test, e.rsp->tag, 99);
+	KUNIT_EXPECT_EQ(test, e.rsp->flags, SRP_RSP_FLAG_RSPVALID);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->resp_data_len), 4);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->req_lim_delta), 3);
+	KUNIT_EXPECT_EQ(test, e.rsp->data[0], 0);
+	KUNIT_EXPECT_EQ(test, e.rsp->data[3], SRPT_TMF_NOT_SUPPORTED);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->sense_data_len), 0);
+}
+
+static struct kunit_case srpt_test_cases[] = {
+	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
+	KUNIT_CASE(srpt_test_set_ioc),
+	KUNIT_CASE(srpt_test_class_port_info),
+	KUNIT_CASE(srpt_test_iou),
+	KUNIT_CASE(srpt_test_ioc_profile),
+	KUNIT_CASE_PARAM(srpt_test_svc_entries, svc_gen_params),
+	KUNIT_CASE(srpt_test_method_get),
+	KUNIT_CASE(srpt_test_i_port_id),
+	KUNIT_CASE(srpt_test_guid),
+	KUNIT_CASE(srpt_test_wwn_names),
+	KUNIT_CASE(srpt_test_acl_names),
+	KUNIT_CASE_PARAM(srpt_test_login_req, login_gen_params),
+	KUNIT_CASE(srpt_test_rsp_good),
+	KUNIT_CASE(srpt_test_rsp_residuals),
+	KUNIT_CASE(srpt_test_rsp_sense),
+	KUNIT_CASE(srpt_test_rsp_tmf),
+	{}
+};
+
+static struct kunit_suite srpt_test_suite = {
+	.name = "ib_srpt",
+	.test_cases = srpt_test_cases,
+};
+
+kunit_test_suite(srpt_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for ib_srpt");
+MODULE_LICENSE("GPL");

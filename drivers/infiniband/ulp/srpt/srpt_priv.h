@@ -1,0 +1,587 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * ib_srpt - SCSI RDMA Protocol target: types shared by the srpt_*.c files.
+ *
+ * Object model, from the longest to the shortest lived:
+ *
+ *   srpt_device   one per RDMA device (ib_client data), kref counted because
+ *                 configfs WWN directories may outlive the device.
+ *   srpt_port     one per device port, embedded in srpt_device; owns the DM
+ *                 MAD agent and the list of I_T nexuses.
+ *   srpt_port_id  a configfs WWN directory naming a port (by GUID or GID).
+ *   srpt_tpg      a configfs TPG below a WWN; carries the per-TPG settings.
+ *   srpt_nexus    (initiator port id, target port id) pair of a port.
+ *   srpt_rdma_ch  one RDMA channel (QP) of a nexus; owns one LIO session.
+ *   srpt_send_ioctx / srpt_recv_ioctx  per-IU contexts of a channel.
+ *
+ * Lock order (outer first): srpt_dev_mutex, srpt_port_id.mutex,
+ * srpt_port.mutex, srpt_device.mutex, srpt_rdma_ch.lock.
+ */
+#ifndef SRPT_PRIV_H
+#define SRPT_PRIV_H
+
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/scatterlist.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include <rdma/rw.h>
+#include <scsi/srp.h>
+#include <target/target_core_base.h>
+#include <kunit/visibility.h>
+
+#include "srpt_dm.h"
+
+struct configfs_attribute;
+
+#define SRPT_DRV_NAME		"ib_srpt"
+#define SRPT_ID_STRING		"Linux SRP target"
+#define SRPT_SVC_NAME_PREFIX	"SRP.T10:"
+
+/* Limits and defaults; the user visible ones match upstream ib_srpt. */
+enum {
+	SRPT_MIN_SQ_SIZE	= 16,
+	SRPT_DEF_SQ_SIZE	= 4096,
+	SRPT_MAX_RQ_SIZE	= 128,
+	SRPT_MIN_SRQ_SIZE	= 4,
+	SRPT_DEF_SRQ_SIZE	= 4095,
+	SRPT_MAX_SRQ_SIZE	= 65535,
+	SRPT_MAX_RDMA_SIZE	= 1U << 24,
+	SRPT_DEF_RDMA_SIZE	= 65536,
+	SRPT_MAX_RSP_SIZE	= 1024,
+	SRPT_MIN_RSP_SIZE	= sizeof(struct srp_rsp) + 4,
+	SRPT_DEF_RSP_SIZE	= 256,
+	SRPT_MIN_IT_IU_LEN	= 64,
+	SRPT_MIN_REQ_SIZE	= 996,
+	SRPT_MAX_ADD_CDB_LEN	= 16,
+	SRPT_MAX_IMM_OFFSET	= 80,
+	SRPT_MAX_IMM_DATA	= 8 * 1024,
+	/* Room for a command with 128 direct descriptors in its table ... */
+	SRPT_DEF_REQ_SIZE_DESC	= sizeof(struct srp_cmd) + SRPT_MAX_ADD_CDB_LEN +
+				  sizeof(struct srp_indirect_buf) +
+				  128 * sizeof(struct srp_direct_buf),
+	/* ... or for 8 KiB of immediate data, whichever is larger. */
+	SRPT_DEF_REQ_SIZE_IMM	= SRPT_MAX_IMM_OFFSET +
+				  sizeof(struct srp_imm_buf) + SRPT_MAX_IMM_DATA,
+	SRPT_DEF_REQ_SIZE	= SRPT_DEF_REQ_SIZE_IMM,
+	/* Receive buffers are aligned so immediate data is 512-byte aligned. */
+	SRPT_BUF_ALIGN		= 512,
+	SRPT_RD_ATOMIC		= 4,
+	SRPT_CLOSE_WAIT_SECS	= 5,
+};
+
+static_assert(SRPT_DEF_REQ_SIZE_IMM >= SRPT_DEF_REQ_SIZE_DESC);
+
+/* srp_login_req.req_flags: MULTI-CHANNEL ACTION occupies the low two bits. */
+#define SRPT_MCA_MASK		0x03
+
+/* SRP task attributes in srp_cmd.task_attr (SRP table 21). */
+enum {
+	SRPT_TASK_SIMPLE	= 0,
+	SRPT_TASK_HEAD_OF_QUEUE	= 1,
+	SRPT_TASK_ORDERED	= 2,
+	SRPT_TASK_ACA		= 4,
+};
+
+/* Task management response codes in SRP_RSP RESPONSE DATA (SRP table 24). */
+enum {
+	SRPT_TMF_COMPLETE	= 0x00,
+	SRPT_TMF_NOT_SUPPORTED	= 0x04,
+	SRPT_TMF_FAILED		= 0x05,
+};
+
+/* SRP_T_LOGOUT reasons (SRP table 17). */
+enum {
+	SRPT_T_LOGOUT_INVALID_IU	= 0x02,
+	SRPT_T_LOGOUT_UNEXPECTED_RSP	= 0x03,
+};
+
+extern unsigned int srp_max_req_size;
+extern int srpt_srq_size;
+extern u64 srpt_service_guid;
+extern struct ib_client srpt_client;
+extern struct mutex srpt_dev_mutex;
+extern const struct target_core_fabric_ops srpt_template;
+
+/**
+ * enum srpt_command_state - where a command is in its life
+ * @SRPT_STATE_NEW: received, being handed to LIO.
+ * @SRPT_STATE_NEED_DATA: RDMA READ of write data posted.
+ * @SRPT_STATE_DATA_IN: write data is in memory, LIO executes the command.
+ * @SRPT_STATE_CMD_RSP_SENT: SRP_RSP for an SRP_CMD posted.
+ * @SRPT_STATE_MGMT: task management function in progress.
+ * @SRPT_STATE_MGMT_RSP_SENT: SRP_RSP for an SRP_TSK_MGMT posted.
+ * @SRPT_STATE_DONE: finished, aborted or failed; never left again.
+ */
+enum srpt_command_state {
+	SRPT_STATE_NEW		 = 0,
+	SRPT_STATE_NEED_DATA	 = 1,
+	SRPT_STATE_DATA_IN	 = 2,
+	SRPT_STATE_CMD_RSP_SENT	 = 3,
+	SRPT_STATE_MGMT		 = 4,
+	SRPT_STATE_MGMT_RSP_SENT = 5,
+	SRPT_STATE_DONE		 = 6,
+};
+
+/**
+ * struct srpt_ioctx - a DMA mapped message buffer
+ * @cqe: completion entry of the work request using this buffer.
+ * @buf: kernel address of the buffer.
+ * @dma: bus address of the buffer.
+ * @offset: bytes skipped at the start of @buf so that immediate data is
+ *	aligned; the information unit starts at @buf + @offset.
+ * @index: position of this context in its ring.
+ */
+struct srpt_ioctx {
+	struct ib_cqe	cqe;
+	void		*buf;
+	dma_addr_t	dma;
+	u32		offset;
+	u32		index;
+};
+
+/**
+ * struct srpt_recv_ioctx - receive buffer context
+ * @ioctx: the buffer.
+ * @wait_list: entry in srpt_rdma_ch.cmd_wait_list while the IU waits.
+ * @byte_len: number of bytes the last receive placed in the buffer.
+ */
+struct srpt_recv_ioctx {
+	struct srpt_ioctx	ioctx;
+	struct list_head	wait_list;
+	u32			byte_len;
+};
+
+/**
+ * struct srpt_rw_ctx - one remote buffer of a command
+ * @rw: rdma_rw context moving data to or from the remote buffer.
+ * @sg: local scatterlist for that buffer.
+ * @nents: number of entries in @sg.
+ */
+struct srpt_rw_ctx {
+	struct rdma_rw_ctx	rw;
+	struct scatterlist	*sg;
+	unsigned int		nents;
+};
+
+/**
+ * struct srpt_send_ioctx - per-command context, also the response buffer
+ * @ioctx: the response buffer.
+ * @ch: channel owning this context.
+ * @recv_ioctx: receive buffer kept while its immediate data is in use.
+ * @s_rw_ctx: storage used when a command has a single remote buffer.
+ * @rw_ctxs: array of @n_rw_ctx remote buffer contexts.
+ * @imm_sg: scatterlist pointing at immediate data.
+ * @rdma_cqe: completion entry of the RDMA READ chain.
+ * @state: see enum srpt_command_state; changed only from the contexts
+ *	documented at srpt_set_cmd_state().
+ * @cmd: LIO command.
+ * @n_rdma: work requests the data transfer needs.
+ * @n_rw_ctx: entries in @rw_ctxs.
+ * @queue_status_only: send status without the data of a read.
+ * @local: the response was built by ib_srpt, LIO never saw the request.
+ * @rw_dir: DMA direction of the local buffers of @rw_ctxs.
+ * @sense_data: sense buffer handed to LIO.
+ */
+struct srpt_send_ioctx {
+	struct srpt_ioctx	ioctx;
+	struct srpt_rdma_ch	*ch;
+	struct srpt_recv_ioctx	*recv_ioctx;
+	struct srpt_rw_ctx	s_rw_ctx;
+	struct srpt_rw_ctx	*rw_ctxs;
+	struct scatterlist	imm_sg;
+	struct ib_cqe		rdma_cqe;
+	enum srpt_command_state	state;
+	struct se_cmd		cmd;
+	u32			n_rdma;
+	u32			n_rw_ctx;
+	bool			queue_status_only;
+	bool			local;
+	enum dma_data_direction	rw_dir;
+	u8			sense_data[TRANSPORT_SENSE_BUFFER];
+};
+
+/**
+ * enum srpt_ch_state - channel state; it only ever moves forward
+ * @CH_CONNECTING: login accepted, waiting for RTU / ESTABLISHED.
+ * @CH_LIVE: QP in RTS, IUs are processed.
+ * @CH_DISCONNECTING: DREQ sent or received.
+ * @CH_DRAINING: QP in the error state, zero-length write posted.
+ * @CH_DISCONNECTED: drained; release work scheduled.
+ */
+enum srpt_ch_state {
+	CH_CONNECTING,
+	CH_LIVE,
+	CH_DISCONNECTING,
+	CH_DRAINING,
+	CH_DISCONNECTED,
+};
+
+/**
+ * struct srpt_rdma_ch - one RDMA channel
+ * @nexus: I_T nexus of the channel.
+ * @sport: port the channel was accepted on.
+ * @stpg: TPG whose session the channel carries; holds a channel count.
+ * @qp: queue pair.
+ * @cq: completion queue from the CQ pool, shared by send and receive.
+ * @cq_size: CQEs taken from the pool.
+ * @ib_cm_id: IB CM id when !@using_rdma_cm.
+ * @rdma_cm_id: RDMA CM id when @using_rdma_cm.
+ * @zw_live_cqe: completion of the zero-length write that starts wait list
+ *	processing once the channel is live.
+ * @zw_drain_cqe: completion of the zero-length write that marks the send
+ *	queue drained.
+ * @kref: references; the initial one is dropped by the release work.
+ * @released: completed once the channel is fully released.
+ * @rq_size: receive ring size, also the number of send contexts and credits.
+ * @max_rsp_size: size of each response buffer.
+ * @max_ti_iu_len: largest IU the initiator accepts from us.
+ * @sq_wr_avail: send queue slots not in use.
+ * @req_lim: credits the initiator holds.
+ * @req_lim_delta: credits to return with the next response.
+ * @imm_data_offset: offset of immediate data in SRP_CMD, 0 if not supported.
+ * @lock: protects @state.
+ * @state: see enum srpt_ch_state.
+ * @using_rdma_cm: which CM the channel uses.
+ * @use_srq: receives come from the device SRQ, not @ioctx_recv_ring.
+ * @processing_wait_list: set while the CQ context walks @cmd_wait_list.
+ * @rsp_buf_cache: slab of response buffers.
+ * @ioctx_ring: send contexts, indexed by LIO tag.
+ * @req_buf_cache: slab of receive buffers when !@use_srq.
+ * @ioctx_recv_ring: receive contexts when !@use_srq.
+ * @list: entry in srpt_nexus.ch_list, protected by srpt_port.mutex.
+ * @cmd_wait_list: IUs received before the channel went live or while no send
+ *	context was free. Only touched from the channel's CQ context.
+ * @pkey: partition key of the connection.
+ * @sess: LIO session.
+ * @sess_name: initiator address used in log messages.
+ * @release_work: runs srpt_release_channel_work().
+ */
+struct srpt_rdma_ch {
+	struct srpt_nexus	*nexus;
+	struct srpt_port	*sport;
+	struct srpt_tpg		*stpg;
+	struct ib_qp		*qp;
+	struct ib_cq		*cq;
+	u32			cq_size;
+	struct ib_cm_id		*ib_cm_id;
+	struct rdma_cm_id	*rdma_cm_id;
+	struct ib_cqe		zw_live_cqe;
+	struct ib_cqe		zw_drain_cqe;
+	struct kref		kref;
+	struct completion	released;
+	u32			rq_size;
+	u32			max_rsp_size;
+	u32			max_ti_iu_len;
+	atomic_t		sq_wr_avail;
+	atomic_t		req_lim;
+	atomic_t		req_lim_delta;
+	u16			imm_data_offset;
+	spinlock_t		lock;	/* protects @state */
+	enum srpt_ch_state	state;
+	bool			using_rdma_cm;
+	bool			use_srq;
+	bool			processing_wait_list;
+	struct kmem_cache	*rsp_buf_cache;
+	struct srpt_send_ioctx	**ioctx_ring;
+	struct kmem_cache	*req_buf_cache;
+	struct srpt_recv_ioctx	**ioctx_recv_ring;
+	struct list_head	list;
+	struct list_head	cmd_wait_list;
+	u16			pkey;
+	struct se_session	*sess;
+	char			sess_name[64];
+	struct work_struct	release_work;
+};
+
+/**
+ * struct srpt_nexus - I_T nexus
+ * @entry: entry in srpt_port.nexus_list.
+ * @ch_list: channels of this nexus, protected by srpt_port.mutex.
+ * @i_port_id: initiator port identifier from SRP_LOGIN_REQ.
+ * @t_port_id: target port identifier from SRP_LOGIN_REQ.
+ */
+struct srpt_nexus {
+	struct list_head	entry;
+	struct list_head	ch_list;
+	u8			i_port_id[16];
+	u8			t_port_id[16];
+};
+
+/**
+ * struct srpt_tpg_attrib - settings of one TPG, applied to new logins
+ * @srp_max_rdma_size: advertised largest RDMA transfer.
+ * @srp_max_rsp_size: size of each response buffer.
+ * @srp_sq_size: send queue size requested for each channel.
+ * @use_srq: receive through the device's shared receive queue.
+ */
+struct srpt_tpg_attrib {
+	u32	srp_max_rdma_size;
+	u32	srp_max_rsp_size;
+	u32	srp_sq_size;
+	bool	use_srq;
+};
+
+/**
+ * struct srpt_tpg - a target portal group
+ * @entry: entry in srpt_port_id.tpg_list.
+ * @sport_id: WWN the TPG lives under.
+ * @tpg: LIO TPG.
+ * @tag: TPG tag, from the "tpgt_<n>" directory name.
+ * @attrib: settings, protected by srpt_port_id.mutex for writers; logins read
+ *	them under the same mutex.
+ * @enabled: accepts logins; written under srpt_port.mutex.
+ * @nr_channels: channels carrying a session of this TPG.
+ */
+struct srpt_tpg {
+	struct list_head	entry;
+	struct srpt_port_id	*sport_id;
+	struct se_portal_group	tpg;
+	u16			tag;
+	struct srpt_tpg_attrib	attrib;
+	bool			enabled;
+	atomic_t		nr_channels;
+};
+
+/**
+ * struct srpt_port_id - a WWN directory naming a port
+ * @mutex: protects @tpg_list and the attributes of its TPGs.
+ * @tpg_list: TPGs below this WWN.
+ * @wwn: LIO WWN.
+ * @name: canonical name of the port in the form of this WWN.
+ */
+struct srpt_port_id {
+	struct mutex		mutex;	/* protects @tpg_list, TPG attributes */
+	struct list_head	tpg_list;
+	struct se_wwn		wwn;
+	char			name[64];
+};
+
+/**
+ * struct srpt_port - one port of an RDMA device
+ * @sdev: device the port belongs to.
+ * @mad_agent: DM agent, NULL where DM is not available.
+ * @port: one-based port number.
+ * @sm_lid: cached subnet manager LID.
+ * @lid: cached port LID.
+ * @gid: cached GID at index 0.
+ * @work: runs srpt_refresh_port() after port events.
+ * @guid_name: port name in GUID form.
+ * @guid_id: WWN using @guid_name, protected by srpt_dev_mutex.
+ * @gid_name: port name in GID form.
+ * @gid_id: WWN using @gid_name, protected by srpt_dev_mutex.
+ * @dm_rdma_size: RDMA size advertised in IOControllerProfile, the value
+ *	last written to a srp_max_rdma_size attribute of this port.
+ * @refcount: logins in progress and channels not yet released.
+ * @removing: the device is going away; no new logins. Set under @mutex.
+ * @mutex: protects @nexus_list, the channel lists, TPG enable and accepting
+ *	a connection against disconnecting it.
+ * @nexus_list: I_T nexuses.
+ */
+struct srpt_port {
+	struct srpt_device	*sdev;
+	struct ib_mad_agent	*mad_agent;
+	u32			port;
+	u32			sm_lid;
+	u32			lid;
+	union ib_gid		gid;
+	struct work_struct	work;
+	char			guid_name[64];
+	struct srpt_port_id	*guid_id;
+	char			gid_name[64];
+	struct srpt_port_id	*gid_id;
+	u32			dm_rdma_size;
+	atomic_t		refcount;
+	bool			removing;
+	struct mutex		mutex;	/* protects nexuses, channels, enable */
+	struct list_head	nexus_list;
+};
+
+/**
+ * struct srpt_device - per RDMA device state
+ * @refcnt: holders are the ib_client and each WWN directory.
+ * @device: the RDMA device; only valid until srpt_remove_one().
+ * @pd: protection domain.
+ * @lkey: local DMA key of @pd.
+ * @mutex: protects @srq, @srq_ring and @req_buf_cache.
+ * @srq: shared receive queue, created when the first SRQ channel logs in.
+ * @srq_size: SRQ size.
+ * @req_buf_cache: slab of SRQ receive buffers.
+ * @srq_ring: SRQ receive contexts.
+ * @cm_id: IB CM listener; NULL on non-IB link layers.
+ * @event_handler: asynchronous event handler.
+ * @list: entry in srpt_dev_list, protected by srpt_dev_mutex.
+ * @port: the ports.
+ */
+struct srpt_device {
+	struct kref		refcnt;
+	struct ib_device	*device;
+	struct ib_pd		*pd;
+	u32			lkey;
+	struct mutex		mutex;	/* protects the SRQ fields */
+	struct ib_srq		*srq;
+	u32			srq_size;
+	struct kmem_cache	*req_buf_cache;
+	struct srpt_recv_ioctx	**srq_ring;
+	struct ib_cm_id		*cm_id;
+	struct ib_event_handler	event_handler;
+	struct list_head	list;
+	struct srpt_port	port[];
+};
+
+/**
+ * struct srpt_desc_info - result of parsing the data descriptors of SRP_CMD
+ * @dir: transfer direction.
+ * @fmt: SRP_NO_DATA_DESC, SRP_DATA_DESC_DIRECT, _INDIRECT or _IMM.
+ * @descs: first direct descriptor inside the IU (direct and indirect).
+ * @n_desc: number of descriptors at @descs.
+ * @data_len: total transfer length.
+ * @imm_offset: offset of immediate data from the start of the IU.
+ */
+struct srpt_desc_info {
+	enum dma_data_direction		dir;
+	u8				fmt;
+	const struct srp_direct_buf	*descs;
+	u32				n_desc;
+	u32				data_len;
+	u32				imm_offset;
+};
+
+/**
+ * struct srpt_port_name - a parsed WWN or ACL name
+ * @kind: which form the name had.
+ * @guid: port GUID for %SRPT_NAME_GUID.
+ * @id: 128-bit identifier for %SRPT_NAME_ID.
+ */
+struct srpt_port_name {
+	enum { SRPT_NAME_GUID, SRPT_NAME_ID, SRPT_NAME_IP } kind;
+	u64	guid;
+	u8	id[16];
+};
+
+/* srpt_main.c */
+struct kmem_cache *srpt_cache_get(unsigned int object_size);
+void srpt_cache_put(struct kmem_cache *cache);
+int srpt_get_srq(struct srpt_device *sdev);
+void srpt_sdev_put(struct srpt_device *sdev);
+struct srpt_device *srpt_sdev_get(struct ib_device *device);
+struct srpt_port *srpt_lookup_port(const char *name,
+				   struct srpt_port_id ***slot);
+
+/* srpt_mad.c */
+void srpt_set_ioc(u8 *c_list, u32 slot, u8 value);
+void srpt_get_class_port_info(struct srpt_dm_mad *mad);
+void srpt_get_iou(struct srpt_dm_mad *mad);
+void srpt_get_ioc(struct srpt_port *sport, u32 slot, struct srpt_dm_mad *mad);
+void srpt_get_svc_entries(u64 ioc_guid, u16 slot, u8 hi, u8 lo,
+			  struct srpt_dm_mad *mad);
+void srpt_mgmt_method_get(struct srpt_port *sp, const struct ib_mad *rq_mad,
+			  struct srpt_dm_mad *rsp_mad);
+int srpt_refresh_port(struct srpt_port *sport);
+void srpt_unregister_mad_agent(struct srpt_device *sdev, u32 port_cnt);
+
+/* srpt_ch.c */
+struct srpt_ioctx *srpt_alloc_ioctx(struct srpt_device *sdev, size_t ioctx_size,
+				    struct kmem_cache *buf_cache,
+				    enum dma_data_direction dir);
+void srpt_free_ioctx(struct srpt_device *sdev, struct srpt_ioctx *ioctx,
+		     struct kmem_cache *buf_cache, enum dma_data_direction dir);
+struct srpt_ioctx **srpt_alloc_ioctx_ring(struct srpt_device *sdev,
+					  u32 ring_size, size_t ioctx_size,
+					  struct kmem_cache *buf_cache,
+					  u32 alignment_offset,
+					  enum dma_data_direction dir);
+void srpt_free_ioctx_ring(struct srpt_ioctx **ioctx_ring,
+			  struct srpt_device *sdev, u32 ring_size,
+			  struct kmem_cache *buf_cache,
+			  enum dma_data_direction dir);
+int srpt_post_recv(struct srpt_device *sdev, struct srpt_rdma_ch *ch,
+		   struct srpt_recv_ioctx *ioctx);
+bool srpt_set_ch_state(struct srpt_rdma_ch *ch, enum srpt_ch_state new);
+const char *srpt_ch_state_name(enum srpt_ch_state state);
+int srpt_zerolength_write(struct srpt_rdma_ch *ch, struct ib_cqe *cqe);
+int srpt_create_ch_ib(struct srpt_rdma_ch *ch, u32 sq_size);
+void srpt_destroy_ch_ib(struct srpt_rdma_ch *ch);
+int srpt_ch_qp_rtr(struct srpt_rdma_ch *ch, struct ib_qp *qp);
+int srpt_ch_qp_rts(struct srpt_rdma_ch *ch, struct ib_qp *qp);
+bool srpt_close_ch(struct srpt_rdma_ch *ch);
+int srpt_disconnect_ch(struct srpt_rdma_ch *ch);
+void srpt_disconnect_ch_sync(struct srpt_rdma_ch *ch);
+void srpt_close_tpg_channels(struct srpt_port *sport, struct srpt_tpg *stpg);
+struct srpt_nexus *srpt_get_nexus(struct srpt_port *sport,
+				  const u8 i_port_id[16],
+				  const u8 t_port_id[16]);
+void srpt_put_ch(struct srpt_rdma_ch *ch);
+void srpt_init_ch(struct srpt_rdma_ch *ch, struct srpt_port *sport);
+void srpt_free_ch(struct kref *kref);
+int srpt_release_sport(struct srpt_port *sport);
+
+/* srpt_cm.c */
+int srpt_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *event);
+int srpt_rdma_cm_port_set(u16 port);
+u16 srpt_rdma_cm_port_get(void);
+void srpt_rdma_cm_stop(void);
+void srpt_cm_rtu_recv(struct srpt_rdma_ch *ch);
+
+/* srpt_io.c and srpt_rsp.c */
+void srpt_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+void srpt_send_done(struct ib_cq *cq, struct ib_wc *wc);
+void srpt_release_ioctx(struct srpt_send_ioctx *ioctx);
+void srpt_repost_recv(struct srpt_rdma_ch *ch, struct srpt_recv_ioctx *recv);
+void srpt_send_local_tmf_rsp(struct srpt_rdma_ch *ch,
+			     struct srpt_send_ioctx *ioctx, u8 code, u64 tag);
+void srpt_zerolength_write_done(struct ib_cq *cq, struct ib_wc *wc);
+void srpt_process_wait_list(struct srpt_rdma_ch *ch);
+enum srpt_command_state srpt_set_cmd_state(struct srpt_send_ioctx *ioctx,
+					   enum srpt_command_state new);
+bool srpt_test_and_set_cmd_state(struct srpt_send_ioctx *ioctx,
+				 enum srpt_command_state old,
+				 enum srpt_command_state new);
+int srpt_write_pending(struct se_cmd *se_cmd);
+void srpt_queue_response(struct se_cmd *cmd);
+int srpt_queue_status(struct se_cmd *cmd);
+void srpt_aborted_task(struct se_cmd *cmd);
+void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx);
+int srpt_build_cmd_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
+		       u64 tag, int status);
+int srpt_build_tskmgmt_rsp(struct srpt_rdma_ch *ch,
+			   struct srpt_send_ioctx *ioctx, u8 rsp_code, u64 tag);
+
+/* srpt_configfs.c */
+extern struct configfs_attribute *srpt_tpg_attrib_attrs[];
+extern struct configfs_attribute *srpt_da_attrs[];
+extern struct configfs_attribute *srpt_wwn_attrs[];
+void srpt_format_guid(char *buf, size_t size, __be64 guid);
+void srpt_format_id(char *buf, size_t size, const u8 id[16]);
+int srpt_parse_guid(u64 *guid, const char *name);
+int srpt_parse_i_port_id(u8 i_port_id[16], const char *name);
+int srpt_parse_port_name(const char *name, struct srpt_port_name *out);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/* File-local helpers made visible to srpt_kunit.c. */
+u32 srpt_check_login_req(const struct srp_login_req *req, u32 max_req_size,
+			 u64 service_guid);
+int srpt_parse_desc_tbl(const struct srp_cmd *cmd, u32 iu_len,
+			u16 imm_data_offset, struct srpt_desc_info *info);
+int srpt_parse_acl_name(const char *name, struct srpt_port_name *out);
+#endif
+
+/* srpt_lio.c */
+static inline struct srpt_tpg *srpt_tpg_from_se(struct se_portal_group *tpg)
+{
+	return container_of(tpg, struct srpt_tpg, tpg);
+}
+
+static inline struct srpt_port *srpt_tpg_to_sport(struct se_portal_group *tpg)
+{
+	return tpg->se_tpg_wwn->priv;
+}
+
+#endif /* SRPT_PRIV_H */

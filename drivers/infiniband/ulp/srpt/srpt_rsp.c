@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ib_srpt: the response side of the I/O path - RDMA READ of write data,
+ * SRP_RSP building and sending (with the RDMA WRITEs of read data chained
+ * in front), send completions, and the LIO callbacks that drive them.
+ *
+ * Send queue slots are accounted in srpt_rdma_ch.sq_wr_avail: a command
+ * reserves one slot for its SRP_RSP plus the work requests of its data
+ * transfer before posting, and gets them back on completion.
+ */
+
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <scsi/scsi_proto.h>
+#include <target/target_core_base.h>
+#include <target/target_core_fabric.h>
+#include <kunit/visibility.h>
+
+#include "srpt_priv.h"
+
+/**
+ * srpt_abort_cmd - abort a command after a failed data transfer or send
+ * @ioctx: the command.
+ *
+ * A command waiting for write data is failed through LIO, which sends its
+ * status; a command whose response could not be delivered is freed.
+ *
+ * Context: the command's CQ context.
+ * Return: the state the command was in.
+ */
+static int srpt_abort_cmd(struct srpt_send_ioctx *ioctx)
+{
+	enum srpt_command_state state = ioctx->state;
+
+	switch (state) {
+	case SRPT_STATE_NEED_DATA:
+		ioctx->state = SRPT_STATE_DATA_IN;
+		transport_generic_request_failure(&ioctx->cmd,
+						  TCM_CHECK_CONDITION_ABORT_CMD);
+		break;
+	case SRPT_STATE_CMD_RSP_SENT:
+	case SRPT_STATE_MGMT_RSP_SENT:
+		ioctx->state = SRPT_STATE_DONE;
+		transport_generic_free_cmd(&ioctx->cmd, 0);
+		break;
+	default:
+		WARN_ONCE(1, "aborting command in state %d\n", state);
+		break;
+	}
+	return state;
+}
+
+/**
+ * srpt_rdma_read_done - RDMA READ completion callback
+ * @cq: completion queue.
+ * @wc: the completion of the last READ of a write command.
+ *
+ * Returns the READs' send queue slots and hands the data to LIO, or fails
+ * the command if the transfer failed.
+ *
+ * Context: CQ context.
+ */
+static void srpt_rdma_read_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct srpt_rdma_ch *ch = wc->qp->qp_context;
+	struct srpt_send_ioctx *ioctx =
+		container_of(wc->wr_cqe, struct srpt_send_ioctx, rdma_cqe);
+
+	atomic_add(ioctx->n_rdma, &ch->sq_wr_avail);
+	ioctx->n_rdma = 0;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		pr_debug("%s: RDMA READ failed with status %d\n",
+			 ch->sess_name, wc->status);
+		srpt_abort_cmd(ioctx);
+		return;
+	}
+	if (srpt_test_and_set_cmd_state(ioctx, SRPT_STATE_NEED_DATA,
+					SRPT_STATE_DATA_IN))
+		target_execute_cmd(&ioctx->cmd);
+	else
+		WARN_ONCE(1, "RDMA READ done in state %d\n", ioctx->state);
+}
+
+static u32 srpt_take_credits(struct srpt_rdma_ch *ch)
+{
+	return 1 + atomic_xchg(&ch->req_lim_delta, 0);
+}
+
+/**
+ * srpt_build_cmd_rsp - build the SRP_RSP of an SRP_CMD
+ * @ch: the channel.
+ * @ioctx: the command; the response is built in its buffer.
+ * @tag: tag of the SRP_CMD.
+ * @status: SCSI status.
+ *
+ * Reports residuals for under- and overflows in the direction of the
+ * transfer, and sense data cut to what both the initiator (max_ti_iu_len)
+ * and the response buffer accept. Each response returns the credit of its
+ * request plus those of requests that ended without a response.
+ *
+ * Context: any context.
+ * Return: the length of the response in bytes.
+ */
+int srpt_build_cmd_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
+		       u64 tag, int status)
+{
+	struct se_cmd *cmd = &ioctx->cmd;
+	struct srp_rsp *rsp = ioctx->ioctx.buf;
+	u32 resid = cmd->residual_count;
+	u32 sense_len, room;
+
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->opcode = SRP_RSP;
+	rsp->req_lim_delta = cpu_to_be32(srpt_take_credits(ch));
+	rsp->tag = tag;
+	rsp->status = status;
+
+	if (cmd->se_cmd_flags & (SCF_UNDERFLOW_BIT | SCF_OVERFLOW_BIT)) {
+		bool under = cmd->se_cmd_flags & SCF_UNDERFLOW_BIT;
+
+		if (cmd->data_direction == DMA_TO_DEVICE) {
+			rsp->flags = under ? SRP_RSP_FLAG_DOUNDER :
+					     SRP_RSP_FLAG_DOOVER;
+			rsp->data_out_res_cnt = cpu_to_be32(resid);
+		} else if (cmd->data_direction == DMA_FROM_DEVICE) {
+			rsp->flags = under ? SRP_RSP_FLAG_DIUNDER :
+					     SRP_RSP_FLAG_DIOVER;
+			rsp->data_in_res_cnt = cpu_to_be32(resid);
+		}
+	}
+
+	sense_len = min_t(u32, cmd->scsi_sense_length,
+			  sizeof(ioctx->sense_data));
+	room = min(ch->max_ti_iu_len, ch->max_rsp_size) - sizeof(*rsp);
+	if (sense_len > room) {
+		pr_debug("%s: sense data cut from %u to %u bytes\n",
+			 ch->sess_name, sense_len, room);
+		sense_len = room;
+	}
+	if (sense_len) {
+		rsp->flags |= SRP_RSP_FLAG_SNSVALID;
+		rsp->sense_data_len = cpu_to_be32(sense_len);
+		memcpy(rsp->data, ioctx->sense_data, sense_len);
+	}
+	return sizeof(*rsp) + sense_len;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_build_cmd_rsp);
+
+/**
+ * srpt_build_tskmgmt_rsp - build the SRP_RSP of an SRP_TSK_MGMT
+ * @ch: the channel.
+ * @ioctx: the request's context; the response is built in its buffer.
+ * @rsp_code: RESPONSE CODE (SRP table 24).
+ * @tag: tag of the SRP_TSK_MGMT.
+ *
+ * The four bytes of response data carry the code in their last byte.
+ *
+ * Context: any context.
+ * Return: the length of the response in bytes.
+ */
+int srpt_build_tskmgmt_rsp(struct srpt_rdma_ch *ch,
+			   struct srpt_send_ioctx *ioctx, u8 rsp_code, u64 tag)
+{
+	struct srp_rsp *rsp = ioctx->ioctx.buf;
+	const u32 data_len = 4;
+
+	memset(rsp, 0, sizeof(*rsp) + data_len);
+	rsp->opcode = SRP_RSP;
+	rsp->req_lim_delta = cpu_to_be32(srpt_take_credits(ch));
+	rsp->tag = tag;
+	rsp->flags = SRP_RSP_FLAG_RSPVALID;
+	rsp->resp_data_len = cpu_to_be32(data_len);
+	rsp->data[3] = rsp_code;
+	return sizeof(*rsp) + data_len;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_build_tskmgmt_rsp);
+
+/*
+ * Post the SRP_RSP in @ioctx's buffer, after the work requests starting at
+ * @first (which end in @send). Reserves send queue slots for the response
+ * and the @ioctx->n_rdma data transfers.
+ */
+static int srpt_post_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
+			 struct ib_send_wr *first, struct ib_send_wr *send,
+			 struct ib_sge *sge, int len)
+{
+	struct srpt_device *sdev = ch->sport->sdev;
+	int ret;
+
+	if (atomic_sub_return(1 + ioctx->n_rdma, &ch->sq_wr_avail) < 0) {
+		pr_warn_ratelimited("%s: send queue full\n", ch->sess_name);
+		ret = -ENOMEM;
+		goto err_undo;
+	}
+	ib_dma_sync_single_for_device(sdev->device, ioctx->ioctx.dma, len,
+				      DMA_TO_DEVICE);
+	sge->addr = ioctx->ioctx.dma;
+	sge->length = len;
+	sge->lkey = sdev->lkey;
+	ioctx->ioctx.cqe.done = srpt_send_done;
+	*send = (struct ib_send_wr) {
+		.wr_cqe = &ioctx->ioctx.cqe,
+		.sg_list = sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	atomic_inc(&ch->req_lim);
+	ret = ib_post_send(ch->qp, first, NULL);
+	if (!ret)
+		return 0;
+	atomic_dec(&ch->req_lim);
+	pr_debug("%s: posting response failed (%d)\n", ch->sess_name, ret);
+err_undo:
+	atomic_add(1 + ioctx->n_rdma, &ch->sq_wr_avail);
+	return ret;
+}
+
+/* Give a context that never reached LIO back to the session's tag pool. */
+static void srpt_put_local_ioctx(struct srpt_send_ioctx *ioctx)
+{
+	ioctx->state = SRPT_STATE_DONE;
+	target_free_tag(ioctx->ch->sess, &ioctx->cmd);
+}
+
+/**
+ * srpt_send_local_tmf_rsp - answer a TMF that LIO could not take
+ * @ch: the channel.
+ * @ioctx: context of the request; it is returned to the tag pool when the
+ *	response has been sent or could not be posted.
+ * @code: RESPONSE CODE.
+ * @tag: tag of the SRP_TSK_MGMT.
+ *
+ * Context: CQ context.
+ */
+void srpt_send_local_tmf_rsp(struct srpt_rdma_ch *ch,
+			     struct srpt_send_ioctx *ioctx, u8 code, u64 tag)
+{
+	struct ib_send_wr send;
+	struct ib_sge sge;
+	int len;
+
+	ioctx->local = true;
+	ioctx->state = SRPT_STATE_MGMT_RSP_SENT;
+	len = srpt_build_tskmgmt_rsp(ch, ioctx, code, tag);
+	if (srpt_post_rsp(ch, ioctx, &send, &send, &sge, len))
+		srpt_put_local_ioctx(ioctx);
+}
+
+/**
+ * srpt_send_done - SRP_RSP send completion callback
+ * @cq: completion queue.
+ * @wc: the completion.
+ *
+ * Returns the send queue slots of the response and its data transfer, ends
+ * the command and lets waiting IUs use the freed command context.
+ *
+ * Context: CQ context.
+ */
+void srpt_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct srpt_rdma_ch *ch = wc->qp->qp_context;
+	struct srpt_send_ioctx *ioctx =
+		container_of(wc->wr_cqe, struct srpt_send_ioctx, ioctx.cqe);
+	enum srpt_command_state state;
+
+	state = srpt_set_cmd_state(ioctx, SRPT_STATE_DONE);
+	WARN_ON_ONCE(state != SRPT_STATE_CMD_RSP_SENT &&
+		     state != SRPT_STATE_MGMT_RSP_SENT);
+	atomic_add(1 + ioctx->n_rdma, &ch->sq_wr_avail);
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_info_ratelimited("%s: response send failed with status %d\n",
+				    ch->sess_name, wc->status);
+	if (ioctx->local)
+		srpt_put_local_ioctx(ioctx);
+	else if (state != SRPT_STATE_DONE)
+		transport_generic_free_cmd(&ioctx->cmd, 0);
+
+	srpt_process_wait_list(ch);
+}
+
+/**
+ * srpt_write_pending - fetch the data of a write command
+ * @se_cmd: the command.
+ *
+ * Immediate data is already here; otherwise the RDMA READs of all remote
+ * buffers are posted as one chain whose last READ signals completion.
+ *
+ * Context: LIO callback; may be the CQ context.
+ * Return: 0, or -ENOMEM when the send queue is full so that LIO retries.
+ */
+int srpt_write_pending(struct se_cmd *se_cmd)
+{
+	struct srpt_send_ioctx *ioctx =
+		container_of(se_cmd, struct srpt_send_ioctx, cmd);
+	struct srpt_rdma_ch *ch = ioctx->ch;
+	struct ib_send_wr *first = NULL;
+	struct ib_cqe *cqe = &ioctx->rdma_cqe;
+	int i, ret;
+
+	if (ioctx->recv_ioctx) {
+		srpt_set_cmd_state(ioctx, SRPT_STATE_DATA_IN);
+		target_execute_cmd(se_cmd);
+		return 0;
+	}
+
+	WARN_ON_ONCE(srpt_set_cmd_state(ioctx, SRPT_STATE_NEED_DATA) ==
+		     SRPT_STATE_DONE);
+	if (atomic_sub_return(ioctx->n_rdma, &ch->sq_wr_avail) < 0) {
+		ret = -ENOMEM;
+		goto err_undo;
+	}
+	cqe->done = srpt_rdma_read_done;
+	for (i = ioctx->n_rw_ctx - 1; i >= 0; i--) {
+		first = rdma_rw_ctx_wrs(&ioctx->rw_ctxs[i].rw, ch->qp,
+					ch->sport->port, cqe, first);
+		cqe = NULL;
+	}
+	ret = ib_post_send(ch->qp, first, NULL);
+	if (!ret)
+		return 0;
+	pr_debug("%s: posting RDMA READ failed (%d)\n", ch->sess_name, ret);
+err_undo:
+	atomic_add(ioctx->n_rdma, &ch->sq_wr_avail);
+	return ret;
+}
+
+static u8 srpt_tmr_rsp_code(enum tcm_tmrsp_table response)
+{
+	switch (response) {
+	case TMR_FUNCTION_COMPLETE:
+	case TMR_TASK_DOES_NOT_EXIST:	/* SAM: nothing left to abort */
+		return SRPT_TMF_COMPLETE;
+	case TMR_FUNCTION_REJECTED:
+	case TMR_TASK_MGMT_FUNCTION_NOT_SUPPORTED:
+		return SRPT_TMF_NOT_SUPPORTED;
+	default:
+		return SRPT_TMF_FAILED;
+	}
+}
+
+/**
+ * srpt_queue_response - send the response of a command or TMF
+ * @cmd: the command.
+ *
+ * For a successful read the RDMA WRITEs of its data are chained in front of
+ * the SRP_RSP. If nothing can be posted the command is dropped; the
+ * initiator's timeout handling recovers it.
+ *
+ * Context: LIO callback, possibly the CQ context; must not sleep.
+ */
+void srpt_queue_response(struct se_cmd *cmd)
+{
+	struct srpt_send_ioctx *ioctx =
+		container_of(cmd, struct srpt_send_ioctx, cmd);
+	struct srpt_rdma_ch *ch = ioctx->ch;
+	struct ib_send_wr send, *first = &send;
+	enum srpt_command_state state;
+	struct ib_sge sge;
+	int i, len;
+
+	state = ioctx->state;
+	switch (state) {
+	case SRPT_STATE_NEW:
+	case SRPT_STATE_NEED_DATA:
+	case SRPT_STATE_DATA_IN:
+		ioctx->state = SRPT_STATE_CMD_RSP_SENT;
+		break;
+	case SRPT_STATE_MGMT:
+		ioctx->state = SRPT_STATE_MGMT_RSP_SENT;
+		break;
+	default:
+		WARN_ONCE(1, "%s: response in state %d\n", ch->sess_name,
+			  state);
+		return;
+	}
+
+	if (state == SRPT_STATE_MGMT) {
+		u8 code = srpt_tmr_rsp_code(cmd->se_tmr_req->response);
+
+		len = srpt_build_tskmgmt_rsp(ch, ioctx, code, cmd->tag);
+	} else {
+		if (cmd->data_direction == DMA_FROM_DEVICE &&
+		    cmd->data_length && !ioctx->queue_status_only) {
+			for (i = ioctx->n_rw_ctx - 1; i >= 0; i--)
+				first = rdma_rw_ctx_wrs(&ioctx->rw_ctxs[i].rw,
+							ch->qp, ch->sport->port,
+							NULL, first);
+		}
+		len = srpt_build_cmd_rsp(ch, ioctx, cmd->tag,
+					 cmd->scsi_status);
+	}
+
+	if (!srpt_post_rsp(ch, ioctx, first, &send, &sge, len))
+		return;
+	srpt_set_cmd_state(ioctx, SRPT_STATE_DONE);
+	target_put_sess_cmd(cmd);
+}
+
+/**
+ * srpt_queue_status - send a status-only response
+ * @cmd: the command.
+ *
+ * Context: LIO callback; must not sleep.
+ * Return: 0.
+ */
+int srpt_queue_status(struct se_cmd *cmd)
+{
+	struct srpt_send_ioctx *ioctx =
+		container_of(cmd, struct srpt_send_ioctx, cmd);
+
+	WARN_ON_ONCE(ioctx->sense_data != cmd->sense_buffer);
+	ioctx->queue_status_only = true;
+	srpt_queue_response(cmd);
+	return 0;
+}
+
+/**
+ * srpt_aborted_task - LIO aborted a command without a response
+ * @cmd: the command.
+ *
+ * The command's credit is returned with the next response instead.
+ *
+ * Context: LIO callback.
+ */
+void srpt_aborted_task(struct se_cmd *cmd)
+{
+	struct srpt_send_ioctx *ioctx =
+		container_of(cmd, struct srpt_send_ioctx, cmd);
+
+	atomic_inc(&ioctx->ch->req_lim_delta);
+}
+
+/**
+ * srpt_release_ioctx - free what a finished command still holds
+ * @ioctx: the command.
+ *
+ * Reposts a receive buffer kept for immediate data, frees the data pages
+ * and rdma_rw contexts and gives the context back to the tag pool.
+ *
+ * Context: process context (LIO release_cmd).
+ */
+void srpt_release_ioctx(struct srpt_send_ioctx *ioctx)
+{
+	struct srpt_rdma_ch *ch = ioctx->ch;
+	struct srpt_recv_ioctx *recv = ioctx->recv_ioctx;
+
+	if (recv) {
+		ioctx->recv_ioctx = NULL;
+		srpt_repost_recv(ch, recv);
+	}
+	if (ioctx->n_rw_ctx)
+		srpt_free_rw_ctxs(ch, ioctx);
+	target_free_tag(ch->sess, &ioctx->cmd);
+}

@@ -1,0 +1,171 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# srpt-paths: drive the ib_srpt code paths that srp-login does not reach.
+#   - configfs: per-TPG attributes, range checks, bad WWN and ACL names
+#   - a login without an ACL is rejected, and the reason is logged
+#   - receive through the SRQ (use_srq=1) with I/O
+#   - ib_srp with never_register=1 and cmd_sg_entries=255 (indirect tables
+#     in the SRP_CMD) and =1 (direct descriptors), small O_DIRECT writes
+#     (immediate data), data verified each time
+#   - LUN reset and host reset (TMF, re-login with SINGLE channel action)
+#     followed by working I/O
+#   - "rdma link del" with a logged-in initiator tears down without a hang
+# timeout: 900
+
+. "$MS_HARNESS/guest-lib.sh"
+
+cfs=/sys/kernel/config/target
+addr=10.13.0.1
+dev=rxe-veth0
+
+tap_plan 24
+tap_check "rxe on veth0" ms_rxe_veth veth0 $addr/24
+modprobe ib_srpt
+modprobe target_core_file
+
+gid=$(ms_gid0 $dev)
+guid=$(ms_guid $dev)
+wwn=0x$gid
+tpg=$cfs/srpt/$wwn/tpgt_1
+acl=0x0000000000000000${gid:16}
+lunfile=/tmp/srpt-paths.img
+truncate -s 64M $lunfile
+
+setup_target() {
+	local bs=$cfs/core/fileio_0/lun0
+	mkdir -p $bs &&
+	echo "fd_dev_name=$lunfile,fd_dev_size=$((64 << 20))" >$bs/control &&
+	echo 1 >$bs/enable &&
+	mkdir -p $tpg/lun/lun_0 &&
+	ln -s $bs $tpg/lun/lun_0/lun0 &&
+	echo 5556 >$cfs/srpt/discovery_auth/rdma_cm_port &&
+	echo 1 >$tpg/enable
+}
+tap_check "srpt target $wwn with a LUN, no ACL yet" setup_target
+
+attrs() {
+	local a=$tpg/attrib
+	[ "$(cat $a/srp_max_rsp_size)" = 256 ] &&
+	[ "$(cat $a/srp_sq_size)" = 4096 ] &&
+	[ "$(cat $a/srp_max_rdma_size)" = 65536 ] &&
+	[ "$(cat $a/use_srq)" = 0 ] &&
+	echo 512 >$a/srp_max_rsp_size && [ "$(cat $a/srp_max_rsp_size)" = 512 ] &&
+	! echo 39 >$a/srp_max_rsp_size 2>/dev/null &&
+	! echo 1025 >$a/srp_max_rsp_size 2>/dev/null &&
+	! echo 2 >$a/use_srq 2>/dev/null &&
+	! echo 4096 >$a/srp_max_rdma_size 2>/dev/null &&
+	[ "$(cat $a/srp_max_rsp_size)" = 512 ] &&
+	[ "$(cat $cfs/srpt/discovery_auth/rdma_cm_port)" = 5556 ]
+}
+tap_check "TPG attributes: defaults, store, range checks" attrs
+
+bad_names() {
+	! mkdir $cfs/srpt/0x1234 2>/dev/null &&
+	! mkdir $cfs/srpt/ffff:ffff:ffff:fffe 2>/dev/null &&
+	! mkdir $tpg/acls/not-an-initiator 2>/dev/null &&
+	mkdir $tpg/acls/192.168.1.1 && rmdir $tpg/acls/192.168.1.1 &&
+	mkdir $tpg/acls/1234:5678:9abc:def0 &&
+	rmdir $tpg/acls/1234:5678:9abc:def0
+}
+tap_check "bad WWN and ACL names refused, good ones accepted" bad_names
+
+srp_disk() {
+	local d
+	for d in /sys/class/scsi_device/*/device/; do
+		[ "$(cat "$d/vendor" 2>/dev/null)" = "LIO-ORG " ] || continue
+		ls "$d/block" 2>/dev/null
+		return 0
+	done
+	return 1
+}
+
+add_target() {
+	local host
+	host=$(ls /sys/class/infiniband_srp/ | head -n 1)
+	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:5556,max_cmd_per_lun=32$1" \
+		>/sys/class/infiniband_srp/$host/add_target
+}
+
+login() {
+	add_target "$1" && ms_wait 30 srp_disk
+}
+
+logout() {
+	local p
+	for p in /sys/class/srp_remote_ports/*; do
+		[ -e "$p/delete" ] && echo 1 >"$p/delete"
+	done
+	ms_wait 30 sh -c "! ls /sys/class/srp_remote_ports/* >/dev/null 2>&1"
+}
+
+no_acl() {
+	dmesg -C
+	! add_target "" 2>/dev/null &&
+	dmesg | grep -q "no ACL for this initiator"
+}
+modprobe ib_srp
+tap_check "login without an ACL is rejected (no ACL logged)" no_acl
+
+mkdir -p $tpg/acls/$acl/lun_0 && ln -s $tpg/lun/lun_0 $tpg/acls/$acl/lun_0/lun0
+
+# verify BS COUNT FLAGS: write a pattern, read it back, compare.
+verify() {
+	local disk=$(srp_disk) bs=$1 count=$2 seek=$3
+	dd if=/dev/urandom of=/tmp/pat bs=$bs count=$count status=none &&
+	dd if=/tmp/pat of=/dev/$disk bs=$bs count=$count seek=$seek \
+		oflag=direct status=none &&
+	cmp /tmp/pat <(dd if=/dev/$disk bs=$bs count=$count skip=$seek \
+		iflag=direct status=none)
+}
+
+echo 1 >$tpg/attrib/use_srq
+tap_check "login with use_srq=1" login ""
+tap_check "SRQ: 4 MiB in 1 MiB blocks verified" verify 1M 4 0
+tap_check "SRQ: 64 KiB in 4 KiB blocks verified" verify 4k 16 100
+tap_check "the channel receives through the SRQ" \
+	sh -c "dmesg | grep -q 'credits.*, SRQ'"
+tap_check "logout" logout
+echo 0 >$tpg/attrib/use_srq
+
+modprobe -r ib_srp
+modprobe ib_srp cmd_sg_entries=255 never_register=1
+tap_check "login, cmd_sg_entries=255 never_register=1" login ""
+tap_check "indirect: 4 MiB in 1 MiB blocks verified" verify 1M 4 8
+tap_check "immediate data: 32 KiB in 4 KiB blocks verified" verify 4k 8 200
+tap_check "512-byte writes verified" verify 512 16 4000
+
+disk=$(srp_disk)
+tap_check "LUN reset (sg_reset -d)" sg_reset -d /dev/$disk
+tap_check "I/O after LUN reset" verify 64k 8 50
+tap_check "host reset (sg_reset -H)" sg_reset -H /dev/$disk
+tap_check "I/O after host reset" ms_wait 30 verify 64k 8 60
+tap_check "logout" logout
+
+modprobe -r ib_srp
+modprobe ib_srp cmd_sg_entries=1 never_register=1
+tap_check "login, cmd_sg_entries=1 (direct descriptors)" login ""
+tap_check "direct: 1 MiB in 256 KiB blocks verified" verify 256k 4 16
+
+removal() {
+	(dd if=/dev/$(srp_disk) of=/dev/null bs=64k count=2000 iflag=direct \
+		status=none 2>/dev/null &)
+	sleep 1
+	# Returns only once ib_srpt has released every channel of the device.
+	timeout 120 rdma link delete $dev &&
+	ms_wait 60 sh -c "! ls /sys/class/infiniband/$dev"
+}
+tap_check "rdma link delete during I/O" removal
+
+teardown() {
+	logout
+	echo 0 >$tpg/enable
+	rm $tpg/acls/$acl/lun_0/lun0 && rmdir $tpg/acls/$acl/lun_0 &&
+	rmdir $tpg/acls/$acl && rm $tpg/lun/lun_0/lun0 &&
+	rmdir $tpg/lun/lun_0 && rmdir $tpg && rmdir $cfs/srpt/$wwn &&
+	rmdir $cfs/core/fileio_0/lun0 && rmdir $cfs/core/fileio_0 &&
+	rmdir $cfs/srpt
+}
+tap_check "configfs torn down after the device is gone" teardown
+tap_check "ib_srp and ib_srpt unload" modprobe -r ib_srp ib_srpt
+tap_done
