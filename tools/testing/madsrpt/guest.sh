@@ -18,10 +18,15 @@ ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /var/tmp
-mount -t tmpfs tmpfs /root
+# Fresh scratch directories, except the one the checkout lives in (a CI
+# clone under /tmp, say): the overlay keeps that one writable anyway.
+for d in /tmp /var/tmp /root; do
+	case "$ms_harness/" in
+	"$d"/*) ;;
+	*) mount -t tmpfs tmpfs "$d" ;;
+	esac
+done
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t configfs configfs /sys/kernel/config
 mkdir -p /run/lock /run/dbus
