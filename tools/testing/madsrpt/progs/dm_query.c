@@ -24,6 +24,10 @@
 #include <string.h>
 #include <time.h>
 
+#ifndef __packed
+#define __packed		__attribute__((packed))
+#endif
+
 #define DM_CLASS		0x06
 #define DM_VERSION		1
 #define DM_GET			0x01
@@ -48,7 +52,7 @@ struct dm_mad_hdr {
 	uint16_t attr_id;		/* big endian */
 	uint16_t reserved;
 	uint32_t attr_mod;		/* big endian */
-} __attribute__((packed));
+} __packed;
 
 struct dm_ctx {
 	int fd;
@@ -168,9 +172,10 @@ static int dm_profile(struct dm_ctx *ctx)
 
 	if (dm_get(ctx, "ClassPortInfo", DM_ATTR_CPI, 0, &ans))
 		return 1;
-	printf("ClassPortInfo: base_version=%u class_version=%u capability_mask=%04x resp_time=%u\n",
-	       ans.data[0], ans.data[1], get16(ans.data + 2),
-	       get32(ans.data + 4) & 0x1f);
+	printf("ClassPortInfo: base_version=%u class_version=%u",
+	       ans.data[0], ans.data[1]);
+	printf(" capability_mask=%04x resp_time=%u\n",
+	       get16(ans.data + 2), get32(ans.data + 4) & 0x1f);
 
 	if (dm_get(ctx, "IOUnitInfo", DM_ATTR_IOU_INFO, 0, &ans))
 		return 1;
@@ -235,7 +240,7 @@ static int dm_raw(struct dm_ctx *ctx, char **argv)
 	return 0;
 }
 
-static void usage(void)
+static void dm_usage(void)
 {
 	fprintf(stderr,
 		"usage: dm_query [-d DEV] [-p PORT] [-x SGID_INDEX] [-t MS] [-r N] -g DGID\n"
@@ -252,19 +257,32 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "d:p:x:t:r:g:")) != -1) {
 		switch (opt) {
-		case 'd': dev = optarg; break;
-		case 'p': port = atoi(optarg); break;
-		case 'x': sgid_index = atoi(optarg); break;
-		case 't': ctx.timeout_ms = atoi(optarg); break;
-		case 'r': ctx.retries = atoi(optarg); break;
-		case 'g': dgid = optarg; break;
-		default: usage();
+		case 'd':
+			dev = optarg;
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 'x':
+			sgid_index = atoi(optarg);
+			break;
+		case 't':
+			ctx.timeout_ms = atoi(optarg);
+			break;
+		case 'r':
+			ctx.retries = atoi(optarg);
+			break;
+		case 'g':
+			dgid = optarg;
+			break;
+		default:
+			dm_usage();
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (!dgid || argc < 1)
-		usage();
+		dm_usage();
 	if (inet_pton(AF_INET6, dgid, ctx.addr.gid) != 1) {
 		fprintf(stderr, "dm_query: bad GID %s\n", dgid);
 		return 2;
@@ -295,7 +313,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[0], "raw") && argc == 4)
 		ret = dm_raw(&ctx, argv + 1);
 	else
-		usage();
+		dm_usage();
 	umad_unregister(ctx.fd, ctx.agent);
 	umad_close_port(ctx.fd);
 	return ret;
