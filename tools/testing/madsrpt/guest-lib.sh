@@ -85,3 +85,14 @@ ms_guid() {
 
 # The checkout the harness runs from, as seen in the guest (same path).
 MS_TOP=$(cd "$MS_HARNESS/../../.." && pwd)
+
+# ms_srp_disk: print the block device of the first LIO-ORG SCSI disk; fails
+# while there is none (or its block device is not there yet).
+ms_srp_disk() {
+	local d
+	for d in /sys/class/scsi_device/*/device/; do
+		[ "$(cat "$d/vendor" 2>/dev/null)" = "LIO-ORG " ] || continue
+		ls "$d/block" 2>/dev/null && return 0
+	done
+	return 1
+}

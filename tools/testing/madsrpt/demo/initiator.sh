@@ -45,16 +45,8 @@ login() {
 say "logging in: id_ext=$sid,ioc_guid=$ioc,dest=$taddr:5555"
 # The target may still be configuring itself: retry until it accepts.
 ms_wait 120 login || die "login refused (see the consoles)"
-srp_disk() {
-	local d
-	for d in /sys/class/scsi_device/*/device/; do
-		[ "$(cat "$d/vendor" 2>/dev/null)" = "LIO-ORG " ] || continue
-		ls "$d/block" 2>/dev/null && return 0
-	done
-	return 1
-}
-ms_wait 30 srp_disk || die "no SCSI disk after login"
-disk=$(srp_disk)
+ms_wait 30 ms_srp_disk || die "no SCSI disk after login"
+disk=$(ms_srp_disk)
 lsblk -o NAME,SIZE,VENDOR,MODEL,TRAN "/dev/$disk" | sed 's/^/    /'
 shost=$(ls -d /sys/class/scsi_host/host*/ | while read -r h; do
 	[ -f "$h/req_lim" ] && echo "$h"; done | head -n 1)

@@ -40,25 +40,15 @@ setup_target() {
 }
 tap_check "srpt target $wwn with LUN and ACL $acl" setup_target
 
-srp_disk() {
-	local d
-	for d in /sys/class/scsi_device/*/device/; do
-		[ "$(cat "$d/vendor" 2>/dev/null)" = "LIO-ORG " ] || continue
-		ls "$d/block" 2>/dev/null
-		return 0
-	done
-	return 1
-}
-
 login() {
 	local host
 	host=$(ls /sys/class/infiniband_srp/ | head -n 1)
 	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:5555,max_cmd_per_lun=32" \
 		>/sys/class/infiniband_srp/$host/add_target &&
-	ms_wait 30 srp_disk
+	ms_wait 30 ms_srp_disk
 }
 tap_check "ib_srp logs in over RDMA/CM and a LIO-ORG disk appears" login
-disk=$(srp_disk)
+disk=$(ms_srp_disk)
 echo "# disk: /dev/$disk"
 
 dd if=/dev/urandom of=/tmp/pattern bs=1M count=4 status=none

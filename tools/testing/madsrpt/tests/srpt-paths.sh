@@ -70,16 +70,6 @@ bad_names() {
 }
 tap_check "bad WWN and ACL names refused, good ones accepted" bad_names
 
-srp_disk() {
-	local d
-	for d in /sys/class/scsi_device/*/device/; do
-		[ "$(cat "$d/vendor" 2>/dev/null)" = "LIO-ORG " ] || continue
-		ls "$d/block" 2>/dev/null
-		return 0
-	done
-	return 1
-}
-
 add_target() {
 	local host
 	host=$(ls /sys/class/infiniband_srp/ | head -n 1)
@@ -88,7 +78,7 @@ add_target() {
 }
 
 login() {
-	add_target "$1" && ms_wait 30 srp_disk
+	add_target "$1" && ms_wait 30 ms_srp_disk
 }
 
 logout() {
@@ -111,7 +101,7 @@ mkdir -p $tpg/acls/$acl/lun_0 && ln -s $tpg/lun/lun_0 $tpg/acls/$acl/lun_0/lun0
 
 # verify BS COUNT FLAGS: write a pattern, read it back, compare.
 verify() {
-	local disk=$(srp_disk) bs=$1 count=$2 seek=$3
+	local disk=$(ms_srp_disk) bs=$1 count=$2 seek=$3
 	dd if=/dev/urandom of=/tmp/pat bs=$bs count=$count status=none &&
 	dd if=/tmp/pat of=/dev/$disk bs=$bs count=$count seek=$seek \
 		oflag=direct status=none &&
@@ -135,7 +125,7 @@ tap_check "indirect: 4 MiB in 1 MiB blocks verified" verify 1M 4 8
 tap_check "immediate data: 32 KiB in 4 KiB blocks verified" verify 4k 8 200
 tap_check "512-byte writes verified" verify 512 16 4000
 
-disk=$(srp_disk)
+disk=$(ms_srp_disk)
 tap_check "LUN reset (sg_reset -d)" sg_reset -d /dev/$disk
 tap_check "I/O after LUN reset" verify 64k 8 50
 tap_check "host reset (sg_reset -H)" sg_reset -H /dev/$disk
@@ -148,7 +138,7 @@ tap_check "login, cmd_sg_entries=1 (direct descriptors)" login ""
 tap_check "direct: 1 MiB in 256 KiB blocks verified" verify 256k 4 16
 
 removal() {
-	(dd if=/dev/$(srp_disk) of=/dev/null bs=64k count=2000 iflag=direct \
+	(dd if=/dev/$(ms_srp_disk) of=/dev/null bs=64k count=2000 iflag=direct \
 		status=none 2>/dev/null &)
 	sleep 1
 	# Returns only once ib_srpt has released every channel of the device.
