@@ -305,6 +305,24 @@ void mad_rmpp_send_win_init(struct mad_rmpp_send_win *win, u32 seg_count,
 EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_send_win_init);
 
 /**
+ * mad_rmpp_check_ack() - checks of an ACK that need no send to compare with
+ * @ack: RMPP header of a received ACK
+ *
+ * Context: Any context.
+ * Return: 0, "illegal status" for an ACK with a non-zero status, or "new
+ * window too small" when the window ends before the acknowledged segment.
+ */
+u8 mad_rmpp_check_ack(const struct ib_rmpp_hdr *ack)
+{
+	if (ack->rmpp_status)
+		return IB_MGMT_RMPP_STATUS_BAD_STATUS;
+	if (be32_to_cpu(ack->paylen_newwin) < be32_to_cpu(ack->seg_num))
+		return IB_MGMT_RMPP_STATUS_W2S;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_check_ack);
+
+/**
  * mad_rmpp_send_win_ack() - apply a received ACK to the sender window
  * @win: window of the send the ACK matched
  * @ack: RMPP header of the ACK
@@ -326,12 +344,9 @@ mad_rmpp_send_win_ack(struct mad_rmpp_send_win *win,
 	u32 seg_num = be32_to_cpu(ack->seg_num);
 	u32 newwin = be32_to_cpu(ack->paylen_newwin);
 
-	*status = 0;
-	if (ack->rmpp_status)
-		*status = IB_MGMT_RMPP_STATUS_BAD_STATUS;
-	else if (newwin < seg_num)
-		*status = IB_MGMT_RMPP_STATUS_W2S;
-	else if (seg_num > win->seg_count || seg_num > win->sent_max)
+	*status = mad_rmpp_check_ack(ack);
+	if (!*status &&
+	    (seg_num > win->seg_count || seg_num > win->sent_max))
 		*status = IB_MGMT_RMPP_STATUS_S2B;
 	if (*status)
 		return MAD_RMPP_ACK_ABORT;

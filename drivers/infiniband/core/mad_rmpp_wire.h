@@ -44,6 +44,7 @@ void mad_rmpp_format_data(struct ib_rmpp_hdr *hdr,
 
 u8 mad_rmpp_check_hdr(const struct ib_rmpp_hdr *hdr);
 u8 mad_rmpp_check_data(const struct ib_rmpp_hdr *hdr);
+u8 mad_rmpp_check_ack(const struct ib_rmpp_hdr *ack);
 u8 mad_rmpp_peer_abort_status(const struct ib_rmpp_hdr *hdr, u8 *reply);
 int mad_rmpp_recv_len(size_t mad_size, u32 hdr_len, u32 seg_count,
 		      u32 first_paylen, u32 last_paylen, u8 *status);

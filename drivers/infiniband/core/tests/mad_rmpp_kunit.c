@@ -12,7 +12,7 @@
 #include <kunit/test.h>
 #include <linux/module.h>
 
-#include "mad_rmpp_wire.h"
+#include "../mad_rmpp_wire.h"
 
 struct mad_rmpp_kunit_layout_case {
 	const char *name;
