@@ -471,6 +471,7 @@ mad_rmpp_recv_create(struct ib_mad_agent_private *priv,
 	const struct ib_rmpp_mad *mad = (const void *)recv_wc->recv_buf.mad;
 	struct mad_rmpp_recv *r;
 	u32 expect;
+	u8 rtime;
 
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
@@ -486,10 +487,9 @@ mad_rmpp_recv_create(struct ib_mad_agent_private *priv,
 	r->hdr_len = r->tmpl.hdr_len;
 	r->first_paylen = be32_to_cpu(mad->rmpp_hdr.paylen_newwin);
 	r->max_segs = MAD_RMPP_MAX_MSG_BYTES / (r->mad_size - r->hdr_len);
+	rtime = ib_get_rmpp_resptime((struct ib_rmpp_hdr *)&mad->rmpp_hdr);
 	r->wait_ms = MAD_RMPP_PEER_TRIES *
-		     (MAD_RMPP_ACK_WAIT_MAX_MS +
-		      mad_rmpp_peer_wait_ms(ib_get_rmpp_resptime(
-				(struct ib_rmpp_hdr *)&mad->rmpp_hdr)));
+		     (MAD_RMPP_ACK_WAIT_MAX_MS + mad_rmpp_peer_wait_ms(rtime));
 	expect = mad_rmpp_expect_segs(r->mad_size, r->first_paylen);
 	mad_rmpp_recv_win_init(&r->win, mad_rmpp_recv_window(priv), expect);
 	r->repwin = 1;

@@ -274,6 +274,7 @@ mad_rmpp_send_apply_ack(struct ib_mad_send_wr_private *wr,
 	enum mad_rmpp_ack_verdict verdict;
 	struct mad_rmpp_send_win win;
 	u32 old_ack;
+	u8 rtime;
 
 	lockdep_assert_held(&wr->mad_agent_priv->lock);
 
@@ -304,8 +305,8 @@ mad_rmpp_send_apply_ack(struct ib_mad_send_wr_private *wr,
 		wr->retries_left = wr->max_retries;
 		wr->last_ack_seg = ib_mad_send_segment(wr, win.last_ack);
 	}
-	wr->rmpp_wait_ms = mad_rmpp_ack_wait_ms(wr, ib_get_rmpp_resptime(
-						(struct ib_rmpp_hdr *)ack));
+	rtime = ib_get_rmpp_resptime((struct ib_rmpp_hdr *)ack);
+	wr->rmpp_wait_ms = mad_rmpp_ack_wait_ms(wr, rtime);
 
 	/* With a segment in flight, its completion takes the next step. */
 	if (wr->state == IB_MAD_SEND_WAIT_RESP)

@@ -164,10 +164,11 @@ u8 mad_rmpp_check_data(const struct ib_rmpp_hdr *hdr)
 	bool first = ib_get_rmpp_flags((struct ib_rmpp_hdr *)hdr) &
 		     IB_MGMT_RMPP_FLAG_FIRST;
 	u32 seg_num = be32_to_cpu(hdr->seg_num);
+	bool numbered_first = seg_num == 1;
 
 	if (hdr->rmpp_status)
 		return IB_MGMT_RMPP_STATUS_BAD_STATUS;
-	if (!seg_num || first != (seg_num == 1))
+	if (!seg_num || first != numbered_first)
 		return IB_MGMT_RMPP_STATUS_BAD_SEG;
 	return 0;
 }

@@ -621,19 +621,19 @@ static void mad_rmpp_kunit_insert(struct kunit *test)
 static void mad_rmpp_kunit_insert_in_order(struct kunit *test)
 {
 	static const u32 order[] = { 1, 2, 3, 7 };
-	struct ib_mad_recv_buf *first, *end;
+	struct ib_mad_recv_buf *first, *end, *seg;
 	LIST_HEAD(segs);
 	bool last;
 	u32 num = 1;
 
 	first = mad_rmpp_kunit_seg(test, 1, false);
 	list_add(&first->list, &segs);
-	KUNIT_EXPECT_EQ(test, mad_rmpp_seg_insert(&segs,
-			mad_rmpp_kunit_seg(test, 2, false)), 0);
-	KUNIT_EXPECT_EQ(test, mad_rmpp_seg_insert(&segs,
-			mad_rmpp_kunit_seg(test, 7, true)), 0);
-	KUNIT_EXPECT_EQ(test, mad_rmpp_seg_insert(&segs,
-			mad_rmpp_kunit_seg(test, 3, false)), 0);
+	seg = mad_rmpp_kunit_seg(test, 2, false);
+	KUNIT_EXPECT_EQ(test, mad_rmpp_seg_insert(&segs, seg), 0);
+	seg = mad_rmpp_kunit_seg(test, 7, true);
+	KUNIT_EXPECT_EQ(test, mad_rmpp_seg_insert(&segs, seg), 0);
+	seg = mad_rmpp_kunit_seg(test, 3, false);
+	KUNIT_EXPECT_EQ(test, mad_rmpp_seg_insert(&segs, seg), 0);
 	mad_rmpp_kunit_expect_order(test, &segs, order, ARRAY_SIZE(order));
 	end = mad_rmpp_seg_walk(&segs, first, &num, &last);
 	KUNIT_EXPECT_EQ(test, num, 3);
@@ -680,6 +680,7 @@ static struct kunit_suite mad_rmpp_kunit_suite = {
 	.name = "ib_mad_rmpp",
 	.test_cases = mad_rmpp_kunit_cases,
 };
+
 kunit_test_suite(mad_rmpp_kunit_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the InfiniBand MAD RMPP arithmetic");
