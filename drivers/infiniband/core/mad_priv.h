@@ -135,6 +135,8 @@ struct ib_rmpp_segment {
  * @timed_work: runs timeouts and deferred completions; on the port's wq
  * @deadline: jiffies at which @timed_work is due, valid if @wait_list busy
  * @rmpp_list: RMPP reassemblies in progress, owned by mad_rmpp.c
+ * @dying: set under @lock when unregistration starts; RMPP must not start
+ *	new reassemblies (or arm timers) for a dying agent
  * @refcount: one for registration, one per send buffer, one per
  *	in-progress receive delivery; unregister waits for zero on @comp
  * @comp: completed when @refcount drops to zero
@@ -152,6 +154,7 @@ struct ib_mad_agent_private {
 	unsigned int active_count;
 	struct delayed_work timed_work;
 	struct list_head rmpp_list;
+	bool dying;
 
 	refcount_t refcount;
 	struct completion comp;
@@ -238,10 +241,15 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
  * @expect_resp: a response is expected (send_buf.timeout_ms was non-zero
  *	when posted, or later set by ib_modify_mad())
  * @internal_done: see ib_mad_internal_done_t; NULL for client sends
+ * @resp_pending: RESPONDED: the response's receive handler has not
+ *	returned yet
+ * @repost_on_flush: the QP was recovered from a send error while this WR
+ *	was queued; its flush completion re-posts it (send queue lock)
  *
  * RMPP sender state, owned by mad_rmpp.c, under the agent lock:
  * @rmpp_list: segments, in order (created by ib_create_send_mad())
- * @cur_seg: segment whose data the next/current WR carries
+ * @cur_seg: cache of the segment last looked up by number (see
+ *	ib_mad_send_segment()); a WR carries the data of segment @seg_num
  * @last_ack_seg: segment last acknowledged by the receiver
  * @last_ack: number of the last segment acknowledged (0: none)
  * @seg_num: number of the segment most recently posted
@@ -271,6 +279,8 @@ struct ib_mad_send_wr_private {
 	bool rmpp_active;
 	bool expect_resp;
 	ib_mad_internal_done_t internal_done;
+	bool resp_pending;
+	bool repost_on_flush;
 
 	struct list_head rmpp_list;
 	struct ib_rmpp_segment *cur_seg;
@@ -410,6 +420,9 @@ enum ib_mad_stat {
  * @qp_info: QP0 and QP1
  * @stats: counters, see enum ib_mad_stat
  * @debugfs: the port's debugfs directory, or NULL
+ * @reply_agents: send-only agents of mad_agent.c on QP0 and QP1
+ * @closing: set under both queue locks of each QP when the port goes
+ *	away; nothing is posted to its QPs afterwards
  */
 struct ib_mad_port_private {
 	struct list_head port_list;
@@ -424,6 +437,8 @@ struct ib_mad_port_private {
 	struct ib_mad_qp_info qp_info[IB_MAD_QPS_CORE];
 	atomic64_t stats[IB_MAD_STAT_COUNT];
 	struct dentry *debugfs;
+	struct ib_mad_agent *reply_agents[IB_MAD_QPS_CORE];
+	bool closing;
 };
 
 /* Counters */
@@ -496,8 +511,10 @@ int ib_mad_class_index(u8 mgmt_class);
  *    RMPP header has the ACTIVE flag; it then calls ib_mad_rmpp_send_start()
  *    instead of posting the MAD itself. The send is already in the TID hash
  *    and in state ON_WIRE with wr_inflight == 0 at that point.
- *  - RMPP posts a segment by setting cur_seg/seg_num, filling the RMPP
- *    header in send_buf.mad, and calling ib_mad_send_post_locked().
+ *  - RMPP posts a segment by setting seg_num, filling the RMPP header in
+ *    send_buf.mad, and calling ib_mad_send_post_locked(), which maps the
+ *    header and the data of segment seg_num. If ib_mad_rmpp_send_start()
+ *    fails, nothing may be left in flight.
  *  - Each completed work request of an rmpp_active send still ON_WIRE
  *    whose completion succeeded goes to ib_mad_rmpp_send_wc() after
  *    wr_inflight was decremented. It returns IB_MAD_RMPP_SEND_HANDLED if it
@@ -527,9 +544,18 @@ int ib_mad_class_index(u8 mgmt_class);
  *    ib_mad_recv_wc to deliver: the complete message, its segments linked
  *    in order on recv_wc->rmpp_list. The core then matches responses to
  *    requests and runs the receive handler.
- *  - ib_unregister_mad_agent() calls ib_mad_rmpp_cancel_recvs() after the
- *    agent left the tables and before waiting for its references; it must
- *    stop RMPP's delayed work for the agent and free its reassemblies.
+ *  - ib_unregister_mad_agent() takes the agent out of the tables, sets
+ *    priv->dying under priv->lock, cancels the agent's sends, then calls
+ *    ib_mad_rmpp_cancel_recvs() and finally waits for all references. A
+ *    delivery already running may still reach ib_mad_rmpp_recv(): RMPP
+ *    tests priv->dying under priv->lock before adding a reassembly.
+ *    ib_mad_rmpp_cancel_recvs() must stop RMPP's delayed work for the agent
+ *    and free its reassemblies; reassemblies hold no agent reference.
+ *
+ * Locking of the hooks: ib_mad_rmpp_send_start(), ib_mad_rmpp_send_wc()
+ * and ib_mad_rmpp_send_retry() are called with priv->lock held;
+ * ib_mad_rmpp_recv() and ib_mad_rmpp_cancel_recvs() without any MAD lock,
+ * in process context.
  *
  * RMPP's own MADs (ACK, STOP, ABORT) are created with ib_create_send_mad()
  * on the agent and posted with ib_post_send_mad(); RMPP sets
@@ -566,18 +592,31 @@ void *ib_mad_send_payload(struct ib_mad_send_wr_private *wr);
 
 /* Core-internal send services. */
 void ib_mad_send_wc_done(struct ib_mad_send_wr_private *wr,
-			 struct ib_wc *wc);
+			 const struct ib_wc *wc);
+void ib_mad_send_response_begin_locked(struct ib_mad_send_wr_private *wr);
 void ib_mad_send_response_done(struct ib_mad_send_wr_private *wr);
-bool ib_mad_send_match_response_locked(struct ib_mad_send_wr_private *wr);
 void ib_mad_agent_timed_work(struct work_struct *work);
 void ib_mad_agent_flush_sends(struct ib_mad_agent_private *priv);
+void ib_mad_send_local_complete(struct ib_mad_send_wr_private *wr,
+				enum ib_wc_status status);
+
+/* ---- mad_local.c ---- */
+
+int ib_mad_local_smp(struct ib_mad_agent_private *priv,
+		     struct ib_mad_send_wr_private *wr);
 
 /* ---- mad_recv.c ---- */
 
+struct ib_mad_dr_route;
+bool ib_mad_smp_route(void *mad, bool opa, struct ib_mad_dr_route *route);
+void ib_mad_recv_take(struct ib_mad_recv_priv *priv);
+
 void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc);
-bool ib_mad_recv_from_request(const struct ib_mad_send_wr_private *wr,
-			      const struct ib_mad_recv_wc *recv_wc,
-			      bool directed);
+bool ib_mad_recv_matches_send(struct ib_mad_agent_private *priv,
+			      const struct ib_mad_send_wr_private *wr,
+			      const struct ib_mad_recv_wc *recv_wc);
+void ib_mad_deliver(struct ib_mad_agent_private *priv,
+		    struct ib_mad_recv_wc *recv_wc);
 
 /* ---- mad_rmpp.c (implemented by RMPP) ---- */
 
@@ -598,5 +637,20 @@ void ib_mad_reply_send(const struct ib_mad_hdr *mad_hdr,
 		       const struct ib_grh *grh, const struct ib_wc *wc,
 		       struct ib_device *device, u32 port_num, int qpn,
 		       size_t resp_mad_len, bool opa);
+
+/* ---- internals that the KUnit tests reach (static otherwise) ---- */
+
+#if IS_ENABLED(CONFIG_KUNIT)
+int ib_mad_reg_validate(enum ib_qp_type qp_type,
+			const struct ib_mad_reg_req *req, u8 rmpp_version,
+			bool has_send_handler, bool has_recv_handler,
+			u32 flags);
+int ib_mad_reg_insert(struct ib_mad_port_private *port,
+		      struct ib_mad_agent_private *priv);
+void ib_mad_reg_remove(struct ib_mad_port_private *port,
+		       struct ib_mad_agent_private *priv);
+int ib_mad_pad_size(int seg_size, int data_len);
+bool ib_mad_recv_validate(const struct ib_mad_hdr *hdr, u32 qp_num, bool opa);
+#endif
 
 #endif	/* __IB_MAD_PRIV_H__ */
