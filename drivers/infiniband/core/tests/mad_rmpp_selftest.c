@@ -254,6 +254,7 @@ static struct ib_ah *mrs_self_ah(struct ib_mad_agent *agent)
 	const struct ib_gid_attr *gid_attr;
 	struct rdma_ah_attr attr = {};
 	struct ib_port_attr port_attr;
+	union ib_gid dgid;
 	struct ib_ah *ah;
 	int ret;
 
@@ -262,7 +263,8 @@ static struct ib_ah *mrs_self_ah(struct ib_mad_agent *agent)
 		return ERR_CAST(gid_attr);
 	attr.type = rdma_ah_find_type(dev, mrs_port);
 	rdma_ah_set_port_num(&attr, mrs_port);
-	rdma_ah_set_grh(&attr, &gid_attr->gid, 0, mrs_gid_index, 64, 0);
+	dgid = gid_attr->gid;
+	rdma_ah_set_grh(&attr, &dgid, 0, mrs_gid_index, 64, 0);
 	if (attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
 		ret = rdma_read_gid_l2_fields(gid_attr, NULL, attr.roce.dmac);
 	} else {
