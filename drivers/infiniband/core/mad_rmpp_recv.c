@@ -65,7 +65,9 @@ struct mad_rmpp_key {
  * @repwin: window the requester granted for our response (agent lock)
  * @key: identity of the transfer
  * @tmpl: headers and address for our ACKs
- * @ah: address handle back to the sender
+ * @ah: address handle back to the sender while ACTIVE; released when the
+ *	transfer completes, repeats are then answered with one-off replies
+ *	(agent lock)
  * @mad_size: size of one segment on the wire
  * @hdr_len: class data offset
  * @first_paylen: payload length announced by segment 1
@@ -96,6 +98,9 @@ struct mad_rmpp_recv {
 /**
  * struct mad_rmpp_step - what to do once the agent lock is dropped
  * @ctrl: control MAD to send to the sender; type 0 for none
+ * @ah: reference to the address handle to send @ctrl on; NULL to answer
+ *	the segment being processed with a one-off reply
+ * @drop_ah: the transfer's own reference to its handle, given up
  * @deliver: complete message for the core
  * @discard: segments to free
  * @trim: segments beyond the Last one, to free
@@ -103,6 +108,8 @@ struct mad_rmpp_recv {
  */
 struct mad_rmpp_step {
 	struct mad_rmpp_ctrl ctrl;
+	struct mad_rmpp_ah *ah;
+	struct mad_rmpp_ah *drop_ah;
 	struct ib_mad_recv_wc *deliver;
 	struct ib_mad_recv_wc *discard;
 	struct ib_mad_recv_wc *trim;
@@ -219,7 +226,8 @@ static void mad_rmpp_recv_put(struct mad_rmpp_recv *r)
 	if (!refcount_dec_and_test(&r->ref))
 		return;
 	mad_rmpp_free_segs(r->rmpp_wc);
-	mad_rmpp_ah_put(r->ah);
+	if (r->ah)
+		mad_rmpp_ah_put(r->ah);
 	kfree(r);
 	ib_mad_agent_put(priv);
 }
@@ -238,6 +246,21 @@ static void mad_rmpp_recv_arm_locked(struct mad_rmpp_recv *r)
 	if (!mod_delayed_work(ib_mad_agent_port(r->priv)->wq, &r->work,
 			      msecs_to_jiffies(r->wait_ms)))
 		refcount_inc(&r->ref);
+}
+
+/* Plan a control MAD; it goes out on the transfer's handle if it has one. */
+static void mad_rmpp_recv_ctrl_locked(struct mad_rmpp_recv *r,
+				      struct mad_rmpp_step *step, u8 type,
+				      u8 status)
+{
+	lockdep_assert_held(&r->priv->lock);
+
+	step->ctrl.type = type;
+	step->ctrl.status = status;
+	if (r->ah && !step->ah) {
+		kref_get(&r->ah->ref);
+		step->ah = r->ah;
+	}
 }
 
 /**
@@ -262,14 +285,14 @@ static void mad_rmpp_recv_kill_locked(struct mad_rmpp_recv *r,
 	step->puts++;				/* the list's reference */
 	if (cancel_delayed_work(&r->work))
 		step->puts++;			/* the queued work's */
-	step->ctrl.type = type;
-	step->ctrl.status = status;
+	if (type)
+		mad_rmpp_recv_ctrl_locked(r, step, type, status);
 }
 
 static void mad_rmpp_recv_ack_locked(struct mad_rmpp_recv *r,
 				     struct mad_rmpp_step *step)
 {
-	step->ctrl.type = IB_MGMT_RMPP_TYPE_ACK;
+	mad_rmpp_recv_ctrl_locked(r, step, IB_MGMT_RMPP_TYPE_ACK, 0);
 	step->ctrl.seg_num = mad_rmpp_recv_win_ack(&r->win, &step->ctrl.newwin);
 }
 
@@ -332,6 +355,12 @@ static void mad_rmpp_recv_complete_locked(struct mad_rmpp_recv *r,
 	r->rmpp_wc = NULL;
 	r->state = MAD_RMPP_RECV_COMPLETE;
 	mad_rmpp_recv_ack_locked(r, step);
+	/*
+	 * The final ACK is the last MAD that needs the handle for sure; a
+	 * repeat of the last segment is answered on a handle made for it.
+	 */
+	step->drop_ah = r->ah;
+	r->ah = NULL;
 	mad_rmpp_recv_arm_locked(r);
 }
 
@@ -418,15 +447,24 @@ static bool mad_rmpp_recv_seg_locked(struct mad_rmpp_recv *r,
 
 /*
  * Send what the locked part decided, free what it discarded and drop its
- * references.  Returns the message to deliver, if any.
+ * references.  @seg is the segment being processed when the caller still
+ * owns it: a transfer that gave up its address handle answers on a handle
+ * made for that segment.  Returns the message to deliver, if any.
  */
-static struct ib_mad_recv_wc *mad_rmpp_recv_finish(struct mad_rmpp_recv *r,
-						   struct mad_rmpp_step *step)
+static struct ib_mad_recv_wc *
+mad_rmpp_recv_finish(struct mad_rmpp_recv *r, struct mad_rmpp_step *step,
+		     const struct ib_mad_recv_wc *seg)
 {
 	struct ib_mad_recv_wc *deliver = step->deliver;
 
-	if (step->ctrl.type)
-		mad_rmpp_ctrl_send(r->priv, r->ah, &r->tmpl, &step->ctrl);
+	if (step->ctrl.type && step->ah)
+		mad_rmpp_ctrl_send(r->priv, step->ah, &r->tmpl, &step->ctrl);
+	else if (step->ctrl.type && seg)
+		mad_rmpp_ctrl_reply(r->priv, seg, &step->ctrl);
+	if (step->ah)
+		mad_rmpp_ah_put(step->ah);
+	if (step->drop_ah)
+		mad_rmpp_ah_put(step->drop_ah);
 	mad_rmpp_free_segs(step->discard);
 	mad_rmpp_free_segs(step->trim);
 	mad_rmpp_recv_put_many(r, step->puts);
@@ -439,6 +477,7 @@ static struct ib_mad_recv_wc *mad_rmpp_recv_more(struct mad_rmpp_recv *r,
 {
 	struct ib_mad_agent_private *priv = r->priv;
 	struct mad_rmpp_step step = { .puts = 1 };
+	struct ib_mad_recv_wc *done;
 	unsigned long flags;
 	bool kept;
 
@@ -446,9 +485,11 @@ static struct ib_mad_recv_wc *mad_rmpp_recv_more(struct mad_rmpp_recv *r,
 	kept = mad_rmpp_recv_seg_locked(r, recv_wc, &step);
 	spin_unlock_irqrestore(&priv->lock, flags);
 
-	if (!kept)
-		ib_free_recv_mad(recv_wc);
-	return mad_rmpp_recv_finish(r, &step);
+	if (kept)
+		return mad_rmpp_recv_finish(r, &step, NULL);
+	done = mad_rmpp_recv_finish(r, &step, recv_wc);
+	ib_free_recv_mad(recv_wc);
+	return done;
 }
 
 static void mad_rmpp_recv_timer(struct work_struct *work);
@@ -586,7 +627,7 @@ static struct ib_mad_recv_wc *mad_rmpp_recv_first(struct ib_mad_agent_private *p
 	mad_rmpp_recv_start_locked(r, recv_wc, &step);
 	spin_unlock_irqrestore(&priv->lock, flags);
 
-	return mad_rmpp_recv_finish(r, &step);
+	return mad_rmpp_recv_finish(r, &step, NULL);
 }
 
 static struct ib_mad_recv_wc *mad_rmpp_recv_later(struct ib_mad_agent_private *priv,
@@ -673,7 +714,7 @@ static void mad_rmpp_recv_timer(struct work_struct *work)
 		mad_rmpp_recv_kill_locked(r, &step, 0, 0);
 	spin_unlock_irqrestore(&priv->lock, flags);
 
-	mad_rmpp_recv_finish(r, &step);
+	mad_rmpp_recv_finish(r, &step, NULL);
 }
 
 /**
