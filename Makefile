@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Front end of the ib-mad-srpt tree.  `make help` lists the targets; the
+# scripts behind them live in tools/testing/madsrpt/.
+
+H := tools/testing/madsrpt
+T ?=
+
+.PHONY: help deps build build-upstream check check-upstream lint compat vm
+
+help:
+	@echo "make check [T=test]   build, then run the KUnit suites and VM tests"
+	@echo "make check-upstream   the same tests against pristine 6.12"
+	@echo "make lint             checkpatch --strict, sparse, W=1, kernel-doc"
+	@echo "make compat           build every in-tree MAD API user against us"
+	@echo "make vm               a shell in a VM with our modules"
+	@echo "make build            build our kernel into build/ours"
+	@echo "make build-upstream   build pristine 6.12 into build/upstream"
+	@echo "make deps             install the Debian packages we need"
+
+deps:
+	$(H)/deps.sh
+
+build:
+	$(H)/build.sh ours
+
+build-upstream:
+	$(H)/build.sh upstream
+
+check:
+	$(H)/check.sh $(T)
+
+check-upstream:
+	MS_KERNEL=upstream $(H)/check.sh $(T)
+
+lint:
+	$(H)/lint.sh
+
+compat:
+	$(H)/compat.sh
+
+vm: build
+	$(H)/vm.sh -i

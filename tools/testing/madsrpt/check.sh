@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check.sh [TEST...] - build our kernel (incrementally), prove the build
+# holds our files, run the VM tests (every tests/*.sh, or the ones named)
+# and print per-test results and a summary line:
+#   N passed, N failed[, N skipped]
+# Exits non-zero on any failure, timeout or kernel splat.
+#
+# MS_KERNEL=upstream runs the same tests against the pristine build.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
+
+kind=${MS_KERNEL:-ours}
+ms_lock
+"$here/build.sh" "$kind"
+[ "$kind" = ours ] && ms_verify_overlay
+
+if [ $# -gt 0 ]; then
+	tests=()
+	for t in "$@"; do
+		[ -f "$here/tests/$t.sh" ] || ms_die "no test named '$t' (see tests/)"
+		tests+=("$here/tests/$t.sh")
+	done
+else
+	tests=("$here"/tests/*.sh)
+fi
+
+mkdir -p "$MS_BUILD/logs"
+passed=0 failed=0 skipped=0 bad=()
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	tmo=$(sed -n 's/^# timeout: \([0-9]*\)/\1/p' "$t" | head -n 1)
+	log=$MS_BUILD/logs/$name.console
+	echo "=== $name (timeout ${tmo:-600}s, console: ${log#"$MS_TOP"/})"
+	t0=$(date +%s)
+	rc=0
+	"$here/vm.sh" -k "$kind" -t "${tmo:-600}" -l "$log" "$t" >/dev/null || rc=$?
+	tr -d '\r' <"$log.out" | sed 's/^/    /'
+	p=$(tr -d '\r' <"$log.out" | grep -Ec '^ok [0-9]* ?- .*# SKIP' || true)
+	skipped=$((skipped + p))
+	p=$(tr -d '\r' <"$log.out" | grep -E '^ok ' | grep -vc '# SKIP' || true)
+	passed=$((passed + p))
+	f=$(tr -d '\r' <"$log.out" | grep -Ec '^not ok' || true)
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		# The script failed without a failing test point (it died).
+		f=1
+		echo "    not ok - $name exited with status $rc"
+	fi
+	failed=$((failed + f))
+	[ "$f" -eq 0 ] || bad+=("$name")
+	echo "=== $name: $([ "$f" -eq 0 ] && echo PASS || echo FAIL) in $(($(date +%s) - t0))s"
+done
+
+[ ${#bad[@]} -eq 0 ] || echo "failed tests: ${bad[*]}"
+summary="$passed passed, $failed failed"
+[ "$skipped" -eq 0 ] || summary+=", $skipped skipped"
+echo "$summary"
+[ "$failed" -eq 0 ]

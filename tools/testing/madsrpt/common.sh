@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared by the host-side scripts of the harness: paths, the machine-wide
+# lock, stage timing, the overlay of our files and the glue lines.
+
+MS_HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MS_TOP=$(cd "$MS_HARNESS/../../.." && pwd)
+MS_BUILD=${MS_BUILD:-$MS_TOP/build}
+MS_TARBALL=${MS_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+MS_JOBS=${MS_JOBS:-$(nproc)}
+MS_LOCKFILE=${MS_LOCKFILE:-/tmp/madsrpt.lock}
+
+ms_die() {
+	echo "error: $*" >&2
+	exit 1
+}
+
+# Builds and VMs share two cores: hold one machine-wide lock for either.
+# Nested calls (check -> build) see MS_LOCKED and do not lock again.
+ms_lock() {
+	[ -n "${MS_LOCKED:-}" ] && return 0
+	exec {MS_LOCK_FD}>"$MS_LOCKFILE"
+	if ! flock -n "$MS_LOCK_FD"; then
+		echo "waiting for $MS_LOCKFILE (another build or VM is running)"
+		flock "$MS_LOCK_FD"
+	fi
+	export MS_LOCKED=1
+}
+
+MS_STAGE=
+MS_STAGE_T0=0
+ms_stage_start() {
+	MS_STAGE=$1
+	MS_STAGE_T0=$(date +%s)
+	echo "==> $MS_STAGE"
+}
+
+ms_stage_end() {
+	[ -n "$MS_STAGE" ] || return 0
+	echo "    done in $(($(date +%s) - MS_STAGE_T0))s: $MS_STAGE"
+	MS_STAGE=
+}
+
+# The files of ours that go into the kernel tree, as "repo-path tree-path".
+# Only git-tracked files are laid over, so scratch files never reach a build.
+# The top-level Kconfig and Kbuild carry our options and objects; they sit
+# beside drivers/infiniband's own and are pulled in by the glue lines.
+ms_overlay_list() {
+	git -C "$MS_TOP" ls-files -- drivers include Documentation |
+		while read -r f; do echo "$f $f"; done
+	echo "Kconfig drivers/infiniband/Kconfig.madsrpt"
+	echo "Kbuild drivers/infiniband/Kbuild.madsrpt"
+}
+
+# ms_overlay SRC: make SRC match the current overlay list.  Files that left
+# the list since the last run get their upstream version back.
+ms_overlay() {
+	local src=$1 list=$1/.madsrpt-overlay new old stale=() from to
+	new=$(ms_overlay_list | sort)
+	old=$(sort "$list" 2>/dev/null || true)
+	while read -r from to; do
+		[ -n "$to" ] || continue
+		if ! grep -qx "$from $to" <<<"$new"; then
+			rm -f "$src/$to"
+			stale+=("linux-source-6.12/$to")
+		fi
+	done <<<"$old"
+	if [ ${#stale[@]} -gt 0 ]; then
+		local tmp f
+		echo "    restoring ${#stale[@]} upstream file(s)"
+		tmp=$(mktemp -d "$MS_BUILD/restore.XXXXXX")
+		# Files that upstream does not have are simply gone.
+		tar -xJf "$MS_TARBALL" -C "$tmp" "${stale[@]}" 2>/dev/null || true
+		for f in "${stale[@]}"; do
+			[ -e "$tmp/$f" ] && mv -f "$tmp/$f" "$src/${f#*/}"
+		done
+		rm -rf "$tmp"
+	fi
+	while read -r from to; do
+		if [ "$(readlink "$src/$to")" != "$MS_TOP/$from" ]; then
+			mkdir -p "$(dirname "$src/$to")"
+			ln -sfn "$MS_TOP/$from" "$src/$to"
+			# make compares the target's mtime with the objects:
+			# make sure a newly laid file is seen as changed.
+			touch "$MS_TOP/$from"
+		fi
+	done <<<"$new"
+	echo "$new" >"$list"
+}
+
+# ms_glue_line FILE MARKER LINE [BEFORE-REGEX]: add LINE (preceded by a
+# comment naming MARKER) to FILE once, at the end or before the last line
+# matching BEFORE-REGEX.
+ms_glue_line() {
+	local file=$1 marker=$2 line=$3 before=${4:-}
+	grep -qF "# madsrpt-glue: $marker" "$file" && return 0
+	if [ -n "$before" ]; then
+		local n
+		n=$(grep -n -- "$before" "$file" | tail -n 1 | cut -d: -f1)
+		[ -n "$n" ] || ms_die "glue: '$before' not found in $file"
+		sed -i "${n}i # madsrpt-glue: $marker\\n$line\\n" "$file"
+	else
+		printf '\n# madsrpt-glue: %s\n%s\n' "$marker" "$line" >>"$file"
+	fi
+}
+
+# Every line this tree adds to upstream files; README lists the same lines.
+ms_glue() {
+	local src=$1
+	ms_glue_line "$src/drivers/infiniband/Kconfig" "our Kconfig options" \
+		'source "drivers/infiniband/Kconfig.madsrpt"' '^endif # INFINIBAND'
+	ms_glue_line "$src/drivers/infiniband/Makefile" "our objects" \
+		'include $(srctree)/drivers/infiniband/Kbuild.madsrpt'
+}
+
+# ms_verify_config CONFIG FRAGMENT...: fail when an option a fragment asks
+# for did not make it into the final .config (a missing dependency).
+ms_verify_config() {
+	local cfg=$1 bad=0 line opt val
+	shift
+	while read -r line; do
+		case "$line" in CONFIG_*=*) ;; *) continue ;; esac
+		opt=${line%%=*}
+		val=${line#*=}
+		if [ "$val" = n ]; then
+			grep -q "^$opt=" "$cfg" && {
+				echo "config: $opt should be off"
+				bad=1
+			}
+		elif ! grep -qx "$opt=$val" "$cfg"; then
+			echo "config: wanted $line, got: $(grep "^$opt=\|$opt is not" "$cfg" || echo absent)"
+			bad=1
+		fi
+	done < <(cat "$@")
+	[ $bad -eq 0 ] || ms_die "kernel config does not match the fragments"
+}
+
+# What counts as a kernel splat on a console log.
+MS_SPLAT_RE='(BUG:|WARNING:|Oops|general protection fault|KASAN:|UBSAN:|'
+MS_SPLAT_RE+='INFO: task .* blocked|INFO: possible|INFO: trying to register|'
+MS_SPLAT_RE+='possible circular locking|kmemleak:.*unreferenced|'
+MS_SPLAT_RE+='Kernel panic|watchdog: BUG|rcu: INFO|list_add corruption|'
+MS_SPLAT_RE+='list_del corruption|Tainted: )'
+
+ms_splats() {
+	grep -Eq "$MS_SPLAT_RE" "$1"
+}
+
+ms_splats_show() {
+	grep -En -m 20 -A 12 "$MS_SPLAT_RE" "$1" | head -n 60
+}
+
+# ms_verify_overlay: fail unless the build tree holds every file of ours
+# (as a link to this checkout) and every C file of ours was compiled, so a
+# run never tests upstream code by mistake.
+ms_verify_overlay() {
+	local src=$MS_BUILD/linux obj=$MS_BUILD/ours from to bad=0
+	while read -r from to; do
+		if [ "$(readlink "$src/$to")" != "$MS_TOP/$from" ]; then
+			echo "overlay: $to is not ours"
+			bad=1
+		elif [[ $to == drivers/*.c ]] && [ ! -f "$obj/${to%.c}.o" ]; then
+			echo "overlay: $to was not compiled into the build"
+			bad=1
+		fi
+	done < <(ms_overlay_list)
+	[ $bad -eq 0 ] || ms_die "the build does not contain our files"
+}

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# compat.sh - build every in-tree user of the MAD API twice, against our
+# tree and against pristine 6.12, each in its own object directory, and
+# fail on any error or on any warning that the upstream build lacks.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
+
+ms_lock
+# The trees themselves (extract, overlay, glue) come from the normal builds.
+"$here/build.sh" ours >/dev/null
+[ -f "$MS_BUILD/linux-upstream/.extracted" ] || "$here/build.sh" upstream >/dev/null
+
+# Where the MAD API's users live; their objects are rebuilt on every run.
+dirs=(drivers/infiniband net/rds net/sunrpc/xprtrdma drivers/nvme/target
+      drivers/net/ethernet/mellanox/mlx4)
+
+compat_build() {
+	local src=$1 obj=$2 frag=$3
+	mkdir -p "$obj"
+	if [ ! -f "$obj/.config" ] || [ "$here/config-compat" -nt "$obj/.config" ]; then
+		make -s -C "$src" O="$obj" tinyconfig >/dev/null
+		(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" \
+			.config "$here/config" "$frag" "$here/config-compat" >/dev/null)
+		make -s -C "$src" O="$obj" olddefconfig >/dev/null
+		ms_verify_config "$obj/.config" "$here/config-compat"
+	fi
+	make -s -C "$src" O="$obj" -j"$MS_JOBS" prepare >/dev/null
+	# Rebuild the users from clean objects so every warning shows again;
+	# modpost then checks every symbol they take from ib_core.
+	for d in "${dirs[@]}"; do
+		[ -d "$obj/$d" ] && find "$obj/$d" -name '*.o' -delete
+	done
+	make -C "$src" O="$obj" -j"$MS_JOBS" -k bzImage modules 2>&1 |
+		grep -E '(warning|error):' | sed "s|$src/||" | sort -u
+}
+
+ms_stage_start "compat: MAD API users against our tree"
+ours=$(compat_build "$MS_BUILD/linux" "$MS_BUILD/compat-ours" "$here/config-ours")
+ms_stage_end
+ms_stage_start "compat: the same against pristine 6.12"
+up=$(compat_build "$MS_BUILD/linux-upstream" "$MS_BUILD/compat-upstream" \
+	"$here/config-upstream")
+ms_stage_end
+
+errors=$(grep -E 'error:' <<<"$ours" || true)
+new=$(comm -23 <(grep -E 'warning:' <<<"$ours" || true) \
+	       <(grep -E 'warning:' <<<"$up" || true))
+built=$(find "$MS_BUILD/compat-ours" -name '*.ko' | wc -l)
+echo "compat: $built modules built; upstream has $(grep -c 'warning:' <<<"$up" || true) warning(s)"
+[ -z "$errors" ] || { echo "compat: errors:"; echo "$errors"; }
+[ -z "$new" ] || { echo "compat: warnings upstream does not have:"; echo "$new"; }
+[ -z "$errors" ] && [ -z "$new" ] && echo "compat: clean"
+[ -z "$errors" ] && [ -z "$new" ]

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for test scripts running inside the VM: TAP output and soft-RoCE
+# setup.  Source it: . "$MS_HARNESS/guest-lib.sh"
+
+MS_TAP_N=0
+MS_TAP_FAILED=0
+
+# tap_plan N: print the TAP header.
+tap_plan() {
+	echo "TAP version 13"
+	echo "1..$1"
+}
+
+tap_ok() {
+	MS_TAP_N=$((MS_TAP_N + 1))
+	echo "ok $MS_TAP_N - $*"
+}
+
+tap_fail() {
+	MS_TAP_N=$((MS_TAP_N + 1))
+	MS_TAP_FAILED=$((MS_TAP_FAILED + 1))
+	echo "not ok $MS_TAP_N - $*"
+}
+
+tap_skip() {
+	MS_TAP_N=$((MS_TAP_N + 1))
+	echo "ok $MS_TAP_N - $* # SKIP"
+}
+
+# tap_check DESC CMD...: one test point from a command's exit status; the
+# command's output is shown as TAP comments when it fails.
+tap_check() {
+	local desc=$1 outp
+	shift
+	if outp=$("$@" 2>&1); then
+		tap_ok "$desc"
+	else
+		tap_fail "$desc"
+		sed 's/^/# /' <<<"$outp" | tail -n 20
+	fi
+}
+
+tap_done() {
+	[ "$MS_TAP_FAILED" -eq 0 ]
+}
+
+# ms_wait SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
+ms_wait() {
+	local end=$((SECONDS + $1))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
+ms_port_active() {
+	rdma link show "$1/1" 2>/dev/null | grep -q "state ACTIVE"
+}
+
+# ms_rxe_veth DEV ADDR/PREFIX: a veth pair (DEV, DEV-peer), both up, ADDR on
+# DEV, and an rxe device rxe-DEV on it.  Loopback traffic is enough for
+# tests that talk to themselves.
+ms_rxe_veth() {
+	local dev=$1 addr=$2
+	modprobe rdma_rxe || return 1
+	ip link add "$dev" type veth peer name "$dev-peer" || return 1
+	ip link set "$dev-peer" up
+	ip addr add "$addr" dev "$dev"
+	ip link set "$dev" up
+	rdma link add "rxe-$dev" type rxe netdev "$dev" || return 1
+	ms_wait 20 ms_port_active "rxe-$dev"
+}
+
+# ms_gid0 IBDEV: the port's GID 0 as 32 hex digits.
+ms_gid0() {
+	tr -d ':\n' <"/sys/class/infiniband/$1/ports/1/gids/0"
+}
+
+# ms_guid IBDEV: the node GUID as 16 hex digits.
+ms_guid() {
+	tr -d ':\n' <"/sys/class/infiniband/$1/node_guid"
+}

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 inside the overlay root: mounts the usual filesystems, runs the test
+# script with its output on the second serial port (ttyS1) and reports the
+# exit status on the console, where the host looks for it, then powers off.
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb LANG=C.UTF-8
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /var/tmp
+mount -t tmpfs tmpfs /root
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t configfs configfs /sys/kernel/config
+mkdir -p /run/lock /run/dbus
+hostname madsrpt-vm
+ip link set lo up
+echo 1 >/proc/sys/kernel/sysrq
+# The host tools' defaults (modprobe.d, multipath, rtslib) stay as they
+# are; /etc is writable through the overlay for what the tests change.
+
+finish() {
+	sync
+	echo "MADSRPT-EXIT $1" >/dev/console
+	# No ACPI to power off with: reboot, and QEMU (-no-reboot) exits.
+	echo b >/proc/sysrq-trigger
+	sleep 60
+}
+
+if [ -n "$ms_interactive" ]; then
+	echo "madsrpt VM: kernel $(uname -r), modules from $ms_mods"
+	echo "harness: $ms_harness; 'poweroff -f' or Ctrl-A X to leave"
+	setsid -c /bin/bash -l </dev/ttyS0 >/dev/ttyS0 2>&1
+	finish 0
+fi
+
+export MS_HARNESS=$ms_harness MS_MODS=$ms_mods
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+cd /tmp || finish 1
+# shellcheck disable=SC2086
+bash "$ms_script" ${ms_args//,/ } >/dev/ttyS1 2>&1
+finish $?

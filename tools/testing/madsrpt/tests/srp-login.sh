@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# srp-login: configure an ib_srpt target through configfs (fileio LUN, ACL,
+# RDMA/CM listener on port 5555), log in with ib_srp over RDMA/CM on the
+# same rxe device, write 4 MiB of random data with O_DIRECT to the new SCSI
+# disk and read it back identical, then log out and take it all down.
+# timeout: 600
+
+. "$MS_HARNESS/guest-lib.sh"
+
+cfs=/sys/kernel/config/target
+addr=10.12.0.1
+
+tap_plan 9
+tap_check "rxe on veth0" ms_rxe_veth veth0 $addr/24
+modprobe ib_srpt
+modprobe ib_srp
+modprobe target_core_file
+
+gid=$(ms_gid0 rxe-veth0)
+guid=$(ms_guid rxe-veth0)
+wwn=0x$gid
+# ib_srp sends initiator_ext (0 here) and its port's interface id.
+acl=0x0000000000000000${gid:16}
+lunfile=/tmp/srp-lun0.img
+truncate -s 64M $lunfile
+
+setup_target() {
+	local tpg=$cfs/srpt/$wwn/tpgt_1 bs=$cfs/core/fileio_0/lun0
+	mkdir -p $bs &&
+	echo "fd_dev_name=$lunfile,fd_dev_size=$((64 << 20))" >$bs/control &&
+	echo 1 >$bs/enable &&
+	mkdir -p $tpg/lun/lun_0 &&
+	ln -s $bs $tpg/lun/lun_0/lun0 &&
+	mkdir -p $tpg/acls/$acl/lun_0 &&
+	ln -s $tpg/lun/lun_0 $tpg/acls/$acl/lun_0/lun0 &&
+	echo 5555 >$cfs/srpt/discovery_auth/rdma_cm_port &&
+	echo 1 >$tpg/enable
+}
+tap_check "srpt target $wwn with LUN and ACL $acl" setup_target
+
+srp_disk() {
+	local d
+	for d in /sys/class/scsi_device/*/device/; do
+		[ "$(cat "$d/vendor" 2>/dev/null)" = "LIO-ORG " ] || continue
+		ls "$d/block" 2>/dev/null
+		return 0
+	done
+	return 1
+}
+
+login() {
+	local host
+	host=$(ls /sys/class/infiniband_srp/ | head -n 1)
+	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:5555,max_cmd_per_lun=32" \
+		>/sys/class/infiniband_srp/$host/add_target &&
+	ms_wait 30 srp_disk
+}
+tap_check "ib_srp logs in over RDMA/CM and a LIO-ORG disk appears" login
+disk=$(srp_disk)
+echo "# disk: /dev/$disk"
+
+dd if=/dev/urandom of=/tmp/pattern bs=1M count=4 status=none
+tap_check "4 MiB O_DIRECT write" \
+	dd if=/tmp/pattern of=/dev/$disk bs=1M count=4 oflag=direct status=none
+tap_check "4 MiB O_DIRECT read back identical" \
+	cmp /tmp/pattern <(dd if=/dev/$disk bs=1M count=4 iflag=direct status=none)
+tap_check "backing file holds the same bytes" \
+	cmp -n $((4 << 20)) /tmp/pattern $lunfile
+
+logout() {
+	local p
+	for p in /sys/class/srp_remote_ports/*; do
+		echo 1 >"$p/delete"
+	done
+	ms_wait 30 sh -c "! ls /sys/class/srp_remote_ports/* >/dev/null 2>&1"
+}
+tap_check "ib_srp logs out" logout
+
+teardown_target() {
+	local tpg=$cfs/srpt/$wwn/tpgt_1
+	echo 0 >$tpg/enable &&
+	rm $tpg/acls/$acl/lun_0/lun0 && rmdir $tpg/acls/$acl/lun_0 &&
+	rmdir $tpg/acls/$acl && rm $tpg/lun/lun_0/lun0 &&
+	rmdir $tpg/lun/lun_0 && rmdir $tpg && rmdir $cfs/srpt/$wwn &&
+	rmdir $cfs/core/fileio_0/lun0 && rmdir $cfs/core/fileio_0 &&
+	rmdir $cfs/srpt
+}
+tap_check "target torn down through configfs" teardown_target
+tap_check "ib_srpt and ib_srp unload" modprobe -r ib_srp ib_srpt
+tap_done

@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm.sh [options] SCRIPT [ARGS...] - boot a built kernel under QEMU and run
+# SCRIPT inside it (a path on the host; the guest sees the host root).
+#
+#   -k ours|upstream  which build to boot (default: ours)
+#   -t SECONDS        timeout for the whole run (default: 600)
+#   -l FILE           console log (default: build/logs/<script>.console)
+#   -o FILE           copy of the script's output (default: <log>.out)
+#   -n NETSPEC        add a virtio-net joined to another VM over a QEMU
+#                     socket netdev: listen:PORT or connect:PORT
+#   -m MiB            guest memory (default: 2048)
+#   -c CPUS           guest CPUs (default: 2)
+#   -i                interactive: a shell instead of SCRIPT, console on
+#                     the terminal, no timeout and no verdict
+#
+# The guest's PID 1 (init.sh) puts a tmpfs overlay over the read-only 9p
+# host root, points /lib/modules/<release> at the build's modules and runs
+# SCRIPT with bash.  The script's stdout comes back on a second serial port
+# (shown here and copied to the -o file); the console goes to the log.
+# Exit status: the script's, or 1 when the run timed out, the guest did not
+# report a status, or the console shows a kernel splat.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
+
+kind=ours timeout=600 log= out= net= mem=2048 cpus=2 interactive=
+while getopts "k:t:l:o:n:m:c:i" opt; do
+	case "$opt" in
+	k) kind=$OPTARG ;;
+	t) timeout=$OPTARG ;;
+	l) log=$OPTARG ;;
+	o) out=$OPTARG ;;
+	n) net=$OPTARG ;;
+	m) mem=$OPTARG ;;
+	c) cpus=$OPTARG ;;
+	i) interactive=1 ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+if [ -n "$interactive" ]; then
+	script=${1:-/bin/bash}
+else
+	[ $# -ge 1 ] || ms_die "usage: vm.sh [options] SCRIPT [ARGS...]"
+	script=$(realpath "$1")
+fi
+shift || true
+args="$*"
+
+obj=$MS_BUILD/$kind
+kernel=$obj/arch/x86/boot/bzImage
+[ -f "$kernel" ] && [ -f "$obj/kernelrelease" ] ||
+	ms_die "no $kind kernel built yet (run: make build)"
+krel=$(cat "$obj/kernelrelease")
+
+name=$(basename "$script" .sh)
+mkdir -p "$MS_BUILD/logs"
+log=${log:-$MS_BUILD/logs/$name.console}
+out=${out:-$log.out}
+: >"$log"
+: >"$out"
+
+# The guest's clock: without ACPI the TSC may fail to calibrate, so hand
+# the guest the host's frequency.
+khz=$(awk '/^cpu MHz/ { printf "%d", $4 * 1000; exit }' /proc/cpuinfo)
+
+cmdline="console=ttyS0 root=/dev/root rootfstype=9p ro"
+cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=512000"
+cmdline+=" init=$here/init.sh panic=-1"
+cmdline+=" tsc_early_khz=$khz tsc=reliable hung_task_panic=0"
+cmdline+=" ms_krel=$krel ms_mods=$obj/mods ms_harness=$here"
+cmdline+=" ms_script=$script ms_args=${args// /,}"
+[ -n "$interactive" ] && cmdline+=" ms_interactive=1"
+
+qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
+	-machine q35 -cpu max -m "$mem"
+	-smp "$cpus,sockets=$cpus,cores=1,threads=1"
+	-kernel "$kernel" -append "$cmdline"
+	-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
+	-device "virtio-9p-pci,fsdev=hostroot,mount_tag=/dev/root"
+	-device virtio-rng-pci)
+if [ -e /dev/kvm ] && [ -w /dev/kvm ] && [ -z "${MS_NO_KVM:-}" ]; then
+	qemu+=(-accel kvm -accel tcg)
+else
+	qemu+=(-accel tcg)
+fi
+if [ -n "$net" ]; then
+	# A deterministic MAC per side, so GIDs are stable across runs.
+	case "$net" in
+	listen:*) mac=52:54:00:4d:53:01 ;;
+	connect:*) mac=52:54:00:4d:53:02 ;;
+	*) ms_die "bad -n $net" ;;
+	esac
+	qemu+=(-netdev "socket,id=wire,${net%%:*}=127.0.0.1:${net#*:}"
+		-device "virtio-net-pci,netdev=wire,mac=$mac")
+fi
+
+if [ -n "$interactive" ]; then
+	exec "${qemu[@]}" -serial mon:stdio
+fi
+
+ms_lock
+rc=0
+timeout --foreground -k 10 "$timeout" "${qemu[@]}" \
+	-serial "file:$log" -serial stdio </dev/null | tee "$out" || rc=$?
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "vm: $name: timed out after ${timeout}s" >&2
+	echo "not ok - $name: timed out after ${timeout}s" >>"$out"
+fi
+
+status=$(sed -n 's/^MADSRPT-EXIT \([0-9]*\).*/\1/p' "$log" | tail -n 1)
+if [ -z "$status" ]; then
+	echo "vm: $name: the guest reported no exit status (see $log)" >&2
+	status=1
+fi
+if ms_splats "$log"; then
+	echo "vm: $name: kernel splat on the console (see $log):" >&2
+	ms_splats_show "$log" >&2
+	echo "not ok - $name: kernel splat" >>"$out"
+	status=1
+fi
+exit "$status"
