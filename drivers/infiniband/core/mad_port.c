@@ -9,6 +9,8 @@
 #include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <kunit/static_stub.h>
+#include <kunit/visibility.h>
 #include <rdma/ib_cache.h>
 
 #include "core_priv.h"
@@ -74,6 +76,7 @@ struct ib_mad_recv_priv *ib_mad_recv_priv_alloc(size_t mad_size, gfp_t gfp)
 		priv->mad_size = mad_size;
 	return priv;
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_priv_alloc);
 
 /**
  * ib_mad_recv_priv_free() - free one receive buffer
@@ -83,6 +86,7 @@ void ib_mad_recv_priv_free(struct ib_mad_recv_priv *priv)
 {
 	kfree(priv);
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_priv_free);
 
 static size_t ib_mad_recv_dma_len(const struct ib_mad_recv_priv *priv)
 {
@@ -249,6 +253,7 @@ int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr)
 	unsigned long flags;
 	int ret = 0;
 
+	KUNIT_STATIC_STUB_REDIRECT(ib_mad_qp_post_send, wr);
 	wr->mad_list.mad_queue = q;
 	wr->mad_list.cqe.done = ib_mad_send_cqe_done;
 	wr->send_wr.wr.wr_cqe = &wr->mad_list.cqe;
@@ -271,6 +276,7 @@ int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr)
 	spin_unlock_irqrestore(&q->lock, flags);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_qp_post_send);
 
 /*
  * After a send error the QP is in SQE: bring it back to RTS. The requests

@@ -651,6 +651,12 @@ void ib_mad_reg_remove(struct ib_mad_port_private *port,
 		       struct ib_mad_agent_private *priv);
 int ib_mad_pad_size(int seg_size, int data_len);
 bool ib_mad_recv_validate(const struct ib_mad_hdr *hdr, u32 qp_num, bool opa);
+struct ib_mad_agent_private *
+ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
+		   const struct ib_mad_reg_req *req);
+int ib_mad_recv_gids(struct ib_mad_agent_private *priv,
+		     const struct ib_mad_recv_wc *recv_wc,
+		     union ib_gid *sgid, union ib_gid *dgid);
 #endif
 
 #endif	/* __IB_MAD_PRIV_H__ */

@@ -307,6 +307,7 @@ void ib_mad_deliver(struct ib_mad_agent_private *priv,
 out_put:
 	ib_mad_agent_put(priv);
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_deliver);
 
 /* Steps of a receive completion after the buffer is set up. */
 static void ib_mad_recv_process(struct ib_mad_qp_info *qp_info,
@@ -383,9 +384,9 @@ void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc)
  * bytes in front of the MAD hold an IPv6 header, or an IPv4 header in
  * their last 20 bytes; its addresses become IPv4-mapped GIDs.
  */
-static int ib_mad_recv_gids(struct ib_mad_agent_private *priv,
-			    const struct ib_mad_recv_wc *recv_wc,
-			    union ib_gid *sgid, union ib_gid *dgid)
+VISIBLE_IF_KUNIT int ib_mad_recv_gids(struct ib_mad_agent_private *priv,
+				      const struct ib_mad_recv_wc *recv_wc,
+				      union ib_gid *sgid, union ib_gid *dgid)
 {
 	const union rdma_network_hdr *hdr =
 		(const union rdma_network_hdr *)recv_wc->recv_buf.grh;
@@ -402,6 +403,7 @@ static int ib_mad_recv_gids(struct ib_mad_agent_private *priv,
 	}
 	return ib_get_gids_from_rdma_hdr(hdr, net, sgid, dgid);
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_gids);
 
 /* With GRHs: compare the GIDs the request and the response carry. */
 static bool ib_mad_recv_gid_matches(struct ib_mad_agent_private *priv,

@@ -459,6 +459,7 @@ void ib_mad_reg_tables_free(struct ib_mad_port_private *port)
 		ver->vendor = NULL;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_reg_tables_free);
 
 /* Look a request up in the tables; reg_lock held. */
 static struct ib_mad_agent_private *
@@ -525,6 +526,7 @@ ib_mad_find_agent(struct ib_mad_port_private *port,
 	}
 	return priv;
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_find_agent);
 
 /**
  * ib_mad_agent_get() - take a reference on an agent
@@ -534,6 +536,7 @@ void ib_mad_agent_get(struct ib_mad_agent_private *priv)
 {
 	refcount_inc(&priv->refcount);
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_get);
 
 /**
  * ib_mad_agent_put() - drop a reference on an agent
@@ -552,7 +555,14 @@ static int ib_mad_qp_index(enum ib_qp_type qp_type)
 	return qp_type == IB_QPT_SMI ? 0 : 1;
 }
 
-static struct ib_mad_agent_private *
+/**
+ * ib_mad_agent_alloc() - allocate and initialise an agent
+ * @qp_info: QP the agent will use
+ * @req: registration request to copy, or NULL
+ *
+ * Return: the agent with one reference, or NULL.
+ */
+VISIBLE_IF_KUNIT struct ib_mad_agent_private *
 ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 		   const struct ib_mad_reg_req *req)
 {
@@ -579,6 +589,7 @@ ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 	init_completion(&priv->comp);
 	return priv;
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_alloc);
 
 /**
  * ib_register_mad_agent() - register a client of the MAD layer

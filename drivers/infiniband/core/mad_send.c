@@ -561,6 +561,7 @@ out_unlock:
 	if (complete)
 		ib_mad_send_complete(wr);
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_send_wc_done);
 
 /**
  * ib_mad_send_response_begin_locked() - a response matched this send
@@ -973,6 +974,7 @@ void ib_mad_agent_flush_sends(struct ib_mad_agent_private *priv)
 		ib_mad_send_complete(wr);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_flush_sends);
 
 /**
  * ib_mad_send_local_complete() - complete a send answered on this node
