@@ -260,13 +260,12 @@ int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr)
 	wr->send_wr.wr.next = NULL;
 
 	spin_lock_irqsave(&q->lock, flags);
-	if (qp_info->port_priv->closing) {
+	if (qp_info->port_priv->closing)
 		ret = -ENODEV;
-	} else if (q->count < q->max_active) {
+	else if (q->count < q->max_active)
 		ret = ib_post_send(qp_info->qp, &wr->send_wr.wr, NULL);
-	} else {
+	else
 		list = &qp_info->overflow_list;
-	}
 	if (!ret) {
 		q->count++;
 		wr->repost_on_flush = false;

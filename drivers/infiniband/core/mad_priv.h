@@ -133,7 +133,6 @@ struct ib_rmpp_segment {
  * @done_list: sends whose send handler must run from @timed_work
  * @active_count: sends posted and not yet completed (diagnostics)
  * @timed_work: runs timeouts and deferred completions; on the port's wq
- * @deadline: jiffies at which @timed_work is due, valid if @wait_list busy
  * @rmpp_list: RMPP reassemblies in progress, owned by mad_rmpp.c
  * @dying: set under @lock when unregistration starts; RMPP must not start
  *	new reassemblies (or arm timers) for a dying agent
@@ -147,6 +146,7 @@ struct ib_mad_agent_private {
 	struct ib_mad_reg_req *reg_req;
 	struct ib_mad_qp_info *qp_info;
 
+	/* protects the agent's sends and RMPP state, see above */
 	spinlock_t lock;
 	DECLARE_HASHTABLE(send_hash, IB_MAD_SEND_HASH_BITS);
 	struct list_head wait_list;
@@ -347,6 +347,7 @@ struct ib_mad_mgmt_version_table {
  * @qp_info: owner
  */
 struct ib_mad_queue {
+	/* protects the queue (and the overflow list), innermost MAD lock */
 	spinlock_t lock;
 	struct list_head list;
 	int count;
@@ -431,6 +432,7 @@ struct ib_mad_port_private {
 	struct ib_cq *cq;
 	struct ib_pd *pd;
 
+	/* protects @version, outermost MAD lock */
 	spinlock_t reg_lock;
 	struct ib_mad_mgmt_version_table version[IB_MAD_MAX_VERSION];
 	struct workqueue_struct *wq;

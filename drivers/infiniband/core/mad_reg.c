@@ -154,7 +154,7 @@ VISIBLE_IF_KUNIT int ib_mad_reg_validate(enum ib_qp_type qp_type,
 					 u8 rmpp_version, bool has_send_handler,
 					 bool has_recv_handler, u32 flags)
 {
-	bool smi_class;
+	bool smi_class, on_qp0;
 
 	if (qp_type != IB_QPT_SMI && qp_type != IB_QPT_GSI)
 		return -EINVAL;
@@ -181,7 +181,8 @@ VISIBLE_IF_KUNIT int ib_mad_reg_validate(enum ib_qp_type qp_type,
 	/* Subnet management classes live on QP0, everything else on QP1. */
 	smi_class = req->mgmt_class == IB_MGMT_CLASS_SUBN_LID_ROUTED ||
 		    req->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	if (smi_class != (qp_type == IB_QPT_SMI))
+	on_qp0 = qp_type == IB_QPT_SMI;
+	if (smi_class != on_qp0)
 		return -EINVAL;
 	return 0;
 }
@@ -225,10 +226,6 @@ static int ib_mad_reg_spare_alloc(struct ib_mad_reg_spare *spare, bool vendor)
 	return 0;
 }
 
-/* Take a spare table (the pointer moves from @spare to the table). */
-#define ib_mad_reg_take(slot, spare_ptr) \
-	({ if (!(slot)) { (slot) = (spare_ptr); (spare_ptr) = NULL; } (slot); })
-
 static int ib_mad_vendor_oui_slot(const struct ib_mad_mgmt_vendor_class *vc,
 				  const u8 *oui)
 {
@@ -257,21 +254,22 @@ ib_mad_reg_slot(struct ib_mad_port_private *port, const struct ib_mad_reg_req *r
 	lockdep_assert_held(&port->reg_lock);
 	ver = &port->version[req->mgmt_class_version];
 	if (!ib_mad_is_vendor_class_range2(req->mgmt_class)) {
-		if (spare)
-			ib_mad_reg_take(ver->class, spare->class);
+		/* A missing level takes the spare (which becomes NULL). */
+		if (spare && !ver->class)
+			swap(ver->class, spare->class);
 		if (!ver->class)
 			return NULL;
 		return &ver->class->method_table[ib_mad_class_index(req->mgmt_class)];
 	}
 
-	if (spare)
-		ib_mad_reg_take(ver->vendor, spare->vendor);
+	if (spare && !ver->vendor)
+		swap(ver->vendor, spare->vendor);
 	if (!ver->vendor)
 		return NULL;
 	vcp = &ver->vendor->vendor_class[req->mgmt_class -
 					 IB_MGMT_CLASS_VENDOR_RANGE2_START];
-	if (spare)
-		ib_mad_reg_take(*vcp, spare->vclass);
+	if (spare && !*vcp)
+		swap(*vcp, spare->vclass);
 	vc = *vcp;
 	if (!vc)
 		return NULL;
@@ -381,7 +379,8 @@ VISIBLE_IF_KUNIT int ib_mad_reg_insert(struct ib_mad_port_private *port,
 	slot = ib_mad_reg_slot(port, req, req->oui, &spare);
 	if (!slot)
 		goto out_prune;		/* all OUI slots of the class taken */
-	ib_mad_reg_take(*slot, spare.method);
+	if (!*slot)
+		swap(*slot, spare.method);
 	for_each_set_bit(m, req->method_mask, IB_MGMT_MAX_METHODS)
 		if ((*slot)->agent[m])
 			goto out_prune;	/* overlap with another agent */

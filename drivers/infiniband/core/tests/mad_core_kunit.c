@@ -1016,6 +1016,7 @@ static struct kunit_suite mad_core_test_suite = {
 	.name = "ib_mad_core",
 	.test_cases = mad_core_test_cases,
 };
+
 kunit_test_suite(mad_core_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the InfiniBand MAD core");
