@@ -21,31 +21,27 @@ static void ib_mad_reply_sent(struct ib_mad_agent *agent,
 
 /**
  * ib_mad_reply_port_open() - register the reply agents of a port
- * @device: the device
- * @port_num: the port, already opened by the MAD layer
+ * @port: the port, opened and published by the MAD layer
  *
  * Context: process context.
  * Return: 0 or a negative errno.
  */
-int ib_mad_reply_port_open(struct ib_device *device, u32 port_num)
+int ib_mad_reply_port_open(struct ib_mad_port_private *port)
 {
-	struct ib_mad_port_private *port = ib_mad_port_get(device, port_num);
 	static const enum ib_qp_type types[IB_MAD_QPS_CORE] = {
 		IB_QPT_SMI, IB_QPT_GSI
 	};
 	struct ib_mad_agent *agent;
 	int i;
 
-	if (!port)
-		return -ENODEV;
 	for (i = 0; i < IB_MAD_QPS_CORE; i++) {
 		if (!port->qp_info[i].qp)
 			continue;
-		agent = ib_register_mad_agent(device, port_num, types[i], NULL,
-					      0, ib_mad_reply_sent, NULL, NULL,
-					      0);
+		agent = ib_register_mad_agent(port->device, port->port_num,
+					      types[i], NULL, 0,
+					      ib_mad_reply_sent, NULL, NULL, 0);
 		if (IS_ERR(agent)) {
-			ib_mad_reply_port_close(device, port_num);
+			ib_mad_reply_port_close(port);
 			return PTR_ERR(agent);
 		}
 		port->reply_agents[i] = agent;
@@ -55,18 +51,14 @@ int ib_mad_reply_port_open(struct ib_device *device, u32 port_num)
 
 /**
  * ib_mad_reply_port_close() - unregister the reply agents of a port
- * @device: the device
- * @port_num: the port
+ * @port: the port
  *
  * Context: process context; waits for replies still being sent.
  */
-void ib_mad_reply_port_close(struct ib_device *device, u32 port_num)
+void ib_mad_reply_port_close(struct ib_mad_port_private *port)
 {
-	struct ib_mad_port_private *port = ib_mad_port_get(device, port_num);
 	int i;
 
-	if (!port)
-		return;
 	for (i = IB_MAD_QPS_CORE - 1; i >= 0; i--) {
 		if (port->reply_agents[i])
 			ib_unregister_mad_agent(port->reply_agents[i]);

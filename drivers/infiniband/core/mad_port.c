@@ -636,7 +636,7 @@ static void ib_mad_port_close(struct ib_mad_port_private *port)
 
 static void ib_mad_port_down(struct ib_mad_port_private *port)
 {
-	ib_mad_reply_port_close(port->device, port->port_num);
+	ib_mad_reply_port_close(port);
 	ib_mad_port_debugfs_remove(port);
 	ib_mad_port_close(port);
 }
@@ -675,7 +675,7 @@ static int ib_mad_add_device(struct ib_device *device)
 		if (ret)
 			goto err_close_ports;
 		ib_mad_port_debugfs_add(mdev->ports[p]);
-		ret = ib_mad_reply_port_open(device, p);
+		ret = ib_mad_reply_port_open(mdev->ports[p]);
 		if (ret)
 			goto err_close_ports;
 		count++;
@@ -689,7 +689,7 @@ static int ib_mad_add_device(struct ib_device *device)
 err_close_ports:
 	if (ret != -EOPNOTSUPP)
 		dev_err(&device->dev, "MAD: cannot open port %u: %d\n", p, ret);
-	ib_set_client_data(device, &ib_mad_client, NULL);
+	/* device.c drops the client data when add fails. */
 	ib_mad_remove_device(device, mdev);
 	return ret;
 }

@@ -633,8 +633,8 @@ void ib_mad_rmpp_cancel_recvs(struct ib_mad_agent_private *priv);
 
 /* ---- mad_agent.c ---- */
 
-int ib_mad_reply_port_open(struct ib_device *device, u32 port_num);
-void ib_mad_reply_port_close(struct ib_device *device, u32 port_num);
+int ib_mad_reply_port_open(struct ib_mad_port_private *port);
+void ib_mad_reply_port_close(struct ib_mad_port_private *port);
 void ib_mad_reply_send(const struct ib_mad_hdr *mad_hdr,
 		       const struct ib_grh *grh, const struct ib_wc *wc,
 		       struct ib_device *device, u32 port_num, int qpn,
