@@ -886,7 +886,7 @@ static void mad_test_tid_hash(struct kunit *test)
 			0x100000081ULL };
 	int i;
 
-	/* TIDs that share hash buckets still find their own request. */
+	/* Outstanding TIDs, some differing only in hi_tid: each its own. */
 	for (i = 0; i < 4; i++) {
 		bufs[i] = mad_test_send(test, env, tids[i], 5000, 0);
 		KUNIT_ASSERT_EQ(test, ib_post_send_mad(bufs[i], NULL), 0);
