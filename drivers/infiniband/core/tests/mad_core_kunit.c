@@ -716,7 +716,7 @@ static void mad_test_send_early_response(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
 	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_RESPONDED);
 	/* A cancel now is too late. */
-	KUNIT_EXPECT_EQ(test, ib_cancel_mad(buf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 0), -EINVAL);
 	mad_test_wire_done(buf, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
 	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
@@ -730,9 +730,9 @@ static void mad_test_send_cancel_on_wire(struct kunit *test)
 	struct ib_mad_send_buf *buf = mad_test_send(test, env, 5, 5000, 0);
 
 	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
-	KUNIT_EXPECT_EQ(test, ib_cancel_mad(buf), 0);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 0), 0);
 	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_CANCELLED);
-	KUNIT_EXPECT_EQ(test, ib_cancel_mad(buf), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 0), -EINVAL);
 	/* The response to a cancelled request is not delivered. */
 	mad_test_respond(test, env, 5, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
 	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
@@ -753,7 +753,7 @@ static void mad_test_send_cancel_waiting(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
 	mad_test_wire_done(buf, IB_WC_SUCCESS);
-	KUNIT_EXPECT_EQ(test, ib_cancel_mad(buf), 0);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 0), 0);
 	/* Never from the cancel call itself. */
 	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
 	flush_delayed_work(&env->priv->timed_work);
