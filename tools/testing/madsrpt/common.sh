@@ -111,6 +111,8 @@ ms_glue() {
 		'source "drivers/infiniband/Kconfig.madsrpt"' '^endif # INFINIBAND'
 	ms_glue_line "$src/drivers/infiniband/Makefile" "our objects" \
 		'include $(srctree)/drivers/infiniband/Kbuild.madsrpt'
+	ms_glue_line "$src/drivers/infiniband/core/Makefile" "our MAD layer objects" \
+		'include $(srctree)/drivers/infiniband/core/Makefile.mad'
 }
 
 # ms_verify_config CONFIG FRAGMENT...: fail when an option a fragment asks

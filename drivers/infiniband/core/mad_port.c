@@ -1,0 +1,793 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Per-port MAD resources: QP0 and QP1, their shared CQ, the receive ring,
+ * the send queue and its overflow list, and the port's workqueue; set up
+ * and torn down by the "mad" ib_client, which device.c registers through
+ * ib_mad_init().
+ */
+
+#include <linux/debugfs.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <kunit/static_stub.h>
+#include <kunit/visibility.h>
+#include <rdma/ib_cache.h>
+
+#include "core_priv.h"
+#include "mad_priv.h"
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/ib_mad.h>
+
+static int ib_mad_sendq_size = IB_MAD_QP_SEND_SIZE;
+static int ib_mad_recvq_size = IB_MAD_QP_RECV_SIZE;
+module_param_named(send_queue_size, ib_mad_sendq_size, int, 0444);
+MODULE_PARM_DESC(send_queue_size, "Size of send queue in number of work requests");
+module_param_named(recv_queue_size, ib_mad_recvq_size, int, 0444);
+MODULE_PARM_DESC(recv_queue_size, "Size of receive queue in number of work requests");
+
+/**
+ * struct ib_mad_device - the MAD client's data for one device
+ * @num_ports: entries in @ports (highest port number + 1)
+ * @ports: per-port state, indexed by port number; NULL for ports without
+ *	MAD support
+ */
+struct ib_mad_device {
+	u32 num_ports;
+	struct ib_mad_port_private *ports[] __counted_by(num_ports);
+};
+
+static struct ib_client ib_mad_client;
+static struct dentry *ib_mad_debugfs_root;
+
+/**
+ * ib_mad_port_get() - MAD state of a port
+ * @device: the device
+ * @port_num: the port
+ *
+ * Context: any; valid while the MAD client is registered with @device.
+ * Return: the port, or NULL if it has no MAD support.
+ */
+struct ib_mad_port_private *ib_mad_port_get(struct ib_device *device,
+					    u32 port_num)
+{
+	struct ib_mad_device *mdev = ib_get_client_data(device, &ib_mad_client);
+
+	if (!mdev || !rdma_is_port_valid(device, port_num))
+		return NULL;
+	return mdev->ports[port_num];
+}
+
+/* Receive buffers ------------------------------------------------------ */
+
+/**
+ * ib_mad_recv_priv_alloc() - allocate a receive buffer
+ * @mad_size: room for the MAD (IB or OPA size)
+ * @gfp: allocation flags
+ *
+ * Return: the zeroed buffer, or NULL.
+ */
+struct ib_mad_recv_priv *ib_mad_recv_priv_alloc(size_t mad_size, gfp_t gfp)
+{
+	struct ib_mad_recv_priv *priv;
+
+	priv = kzalloc(struct_size(priv, mad, mad_size), gfp);
+	if (priv)
+		priv->mad_size = mad_size;
+	return priv;
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_priv_alloc);
+
+/**
+ * ib_mad_recv_priv_free() - free one receive buffer
+ * @priv: the buffer (not linked to other segments)
+ */
+void ib_mad_recv_priv_free(struct ib_mad_recv_priv *priv)
+{
+	kfree(priv);
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_priv_free);
+
+static size_t ib_mad_recv_dma_len(const struct ib_mad_recv_priv *priv)
+{
+	return sizeof(struct ib_grh) + priv->mad_size;
+}
+
+/**
+ * ib_free_recv_mad() - free a received MAD and all of its segments
+ * @mad_recv_wc: what the receive handler got
+ *
+ * Context: any.
+ */
+void ib_free_recv_mad(struct ib_mad_recv_wc *mad_recv_wc)
+{
+	struct ib_mad_recv_buf *buf, *tmp;
+	struct ib_mad_recv_wc *wc;
+	LIST_HEAD(segments);
+
+	/* The list head lives in the first segment: take it out first. */
+	list_splice_init(&mad_recv_wc->rmpp_list, &segments);
+	list_for_each_entry_safe(buf, tmp, &segments, list) {
+		wc = container_of(buf, struct ib_mad_recv_wc, recv_buf);
+		ib_mad_recv_priv_free(container_of(wc, struct ib_mad_recv_priv,
+						   recv_wc));
+	}
+}
+EXPORT_SYMBOL(ib_free_recv_mad);
+
+/* Post one receive buffer; recv_queue.lock held, QP alive. */
+static int ib_mad_post_recv_locked(struct ib_mad_qp_info *qp_info,
+				   struct ib_mad_recv_priv *priv)
+{
+	struct ib_mad_port_private *port = qp_info->port_priv;
+	struct ib_sge sge = {
+		.addr = priv->mapping,
+		.length = ib_mad_recv_dma_len(priv),
+		.lkey = port->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &priv->mad_list.cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	int ret;
+
+	lockdep_assert_held(&qp_info->recv_queue.lock);
+	ret = ib_post_recv(qp_info->qp, &wr, NULL);
+	if (ret)
+		return ret;
+	list_add_tail(&priv->mad_list.list, &qp_info->recv_queue.list);
+	qp_info->recv_queue.count++;
+	return 0;
+}
+
+/**
+ * ib_mad_fill_recv_ring() - post receive buffers until the ring is full
+ * @qp_info: the QP
+ * @gfp: allocation flags
+ *
+ * Context: process context unless @gfp is atomic.
+ * Return: 0, or a negative errno if the ring could not be filled.
+ */
+static int ib_mad_fill_recv_ring(struct ib_mad_qp_info *qp_info, gfp_t gfp)
+{
+	struct ib_mad_port_private *port = qp_info->port_priv;
+	struct ib_mad_queue *q = &qp_info->recv_queue;
+	struct ib_mad_recv_priv *priv;
+	unsigned long flags;
+	int ret = 0;
+
+	while (READ_ONCE(q->count) < q->max_active) {
+		priv = ib_mad_recv_priv_alloc(rdma_max_mad_size(port->device,
+								port->port_num),
+					      gfp);
+		if (!priv)
+			return -ENOMEM;
+		priv->mad_list.mad_queue = q;
+		priv->mad_list.cqe.done = ib_mad_recv_done;
+		priv->mapping = ib_dma_map_single(port->device, &priv->grh,
+						  ib_mad_recv_dma_len(priv),
+						  DMA_FROM_DEVICE);
+		if (unlikely(ib_dma_mapping_error(port->device, priv->mapping))) {
+			ib_mad_recv_priv_free(priv);
+			return -ENOMEM;
+		}
+		spin_lock_irqsave(&q->lock, flags);
+		if (port->closing || q->count >= q->max_active)
+			ret = -EAGAIN;
+		else
+			ret = ib_mad_post_recv_locked(qp_info, priv);
+		spin_unlock_irqrestore(&q->lock, flags);
+		if (ret) {
+			ib_dma_unmap_single(port->device, priv->mapping,
+					    ib_mad_recv_dma_len(priv),
+					    DMA_FROM_DEVICE);
+			ib_mad_recv_priv_free(priv);
+			return ret == -EAGAIN ? 0 : ret;
+		}
+	}
+	return 0;
+}
+
+/**
+ * ib_mad_recv_take() - take a completed receive buffer off the ring
+ * @priv: the buffer of a receive completion
+ *
+ * Unmaps the buffer and refills the ring.
+ *
+ * Context: CQ work.
+ */
+void ib_mad_recv_take(struct ib_mad_recv_priv *priv)
+{
+	struct ib_mad_queue *q = priv->mad_list.mad_queue;
+	struct ib_mad_port_private *port = q->qp_info->port_priv;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	list_del(&priv->mad_list.list);
+	q->count--;
+	spin_unlock_irqrestore(&q->lock, flags);
+	ib_dma_unmap_single(port->device, priv->mapping,
+			    ib_mad_recv_dma_len(priv), DMA_FROM_DEVICE);
+	if (ib_mad_fill_recv_ring(q->qp_info, GFP_KERNEL))
+		dev_warn_ratelimited(&port->device->dev,
+				     "MAD port %u: receive ring not refilled\n",
+				     port->port_num);
+}
+
+static void ib_mad_drain_recv_ring(struct ib_mad_qp_info *qp_info)
+{
+	struct ib_mad_port_private *port = qp_info->port_priv;
+	struct ib_mad_recv_priv *priv, *tmp;
+
+	list_for_each_entry_safe(priv, tmp, &qp_info->recv_queue.list,
+				 mad_list.list) {
+		list_del(&priv->mad_list.list);
+		ib_dma_unmap_single(port->device, priv->mapping,
+				    ib_mad_recv_dma_len(priv), DMA_FROM_DEVICE);
+		ib_mad_recv_priv_free(priv);
+	}
+	qp_info->recv_queue.count = 0;
+}
+
+/* Send queue ----------------------------------------------------------- */
+
+static void ib_mad_send_cqe_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/**
+ * ib_mad_qp_post_send() - hand a send work request to its QP
+ * @wr: the send, DMA-mapped
+ *
+ * When the QP's send queue is full the request waits on the overflow list
+ * and goes out when an earlier one completes.
+ *
+ * Context: any; the agent lock is usually held.
+ * Return: 0, -ENODEV if the port is going away, or the error of
+ * ib_post_send().
+ */
+int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_qp_info *qp_info = wr->mad_agent_priv->qp_info;
+	struct ib_mad_queue *q = &qp_info->send_queue;
+	struct list_head *list = &q->list;
+	unsigned long flags;
+	int ret = 0;
+
+	KUNIT_STATIC_STUB_REDIRECT(ib_mad_qp_post_send, wr);
+	wr->mad_list.mad_queue = q;
+	wr->mad_list.cqe.done = ib_mad_send_cqe_done;
+	wr->send_wr.wr.wr_cqe = &wr->mad_list.cqe;
+	wr->send_wr.wr.next = NULL;
+
+	spin_lock_irqsave(&q->lock, flags);
+	if (qp_info->port_priv->closing)
+		ret = -ENODEV;
+	else if (q->count < q->max_active)
+		ret = ib_post_send(qp_info->qp, &wr->send_wr.wr, NULL);
+	else
+		list = &qp_info->overflow_list;
+	if (!ret) {
+		q->count++;
+		wr->repost_on_flush = false;
+		list_add_tail(&wr->mad_list.list, list);
+		ib_mad_stat_inc(qp_info->port_priv, IB_MAD_STAT_SENT);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_qp_post_send);
+
+/*
+ * After a send error the QP is in SQE: bring it back to RTS. The requests
+ * still queued will be flushed; mark them to be posted again.
+ */
+static void ib_mad_recover_send_queue(struct ib_mad_qp_info *qp_info)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_RTS,
+		.cur_qp_state = IB_QPS_SQE,
+	};
+	struct ib_mad_send_wr_private *wr;
+	unsigned long flags;
+	int ret;
+
+	ret = ib_modify_qp(qp_info->qp, &attr, IB_QP_STATE | IB_QP_CUR_STATE);
+	if (ret) {
+		dev_err(&qp_info->port_priv->device->dev,
+			"MAD QP%u: cannot return to RTS after a send error: %d\n",
+			qp_info->qp->qp_num, ret);
+		return;
+	}
+	spin_lock_irqsave(&qp_info->send_queue.lock, flags);
+	list_for_each_entry(wr, &qp_info->send_queue.list, mad_list.list)
+		wr->repost_on_flush = true;
+	spin_unlock_irqrestore(&qp_info->send_queue.lock, flags);
+}
+
+/* A flushed request marked for reposting goes out again. */
+static bool ib_mad_repost_flushed(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_qp_info *qp_info = wr->mad_agent_priv->qp_info;
+	unsigned long flags;
+	bool reposted = false;
+
+	spin_lock_irqsave(&qp_info->send_queue.lock, flags);
+	if (wr->repost_on_flush && !qp_info->port_priv->closing) {
+		wr->repost_on_flush = false;
+		reposted = !ib_post_send(qp_info->qp, &wr->send_wr.wr, NULL);
+	}
+	spin_unlock_irqrestore(&qp_info->send_queue.lock, flags);
+	return reposted;
+}
+
+/*
+ * Take a completed request off the send queue and unmap it; return the
+ * first request of the overflow list, now moved onto the send queue, for
+ * the caller to post.
+ */
+static struct ib_mad_send_wr_private *
+ib_mad_send_dequeue(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_qp_info *qp_info = wr->mad_agent_priv->qp_info;
+	struct ib_mad_queue *q = &qp_info->send_queue;
+	struct ib_device *dev = qp_info->port_priv->device;
+	struct ib_mad_send_wr_private *next = NULL;
+	unsigned long flags;
+
+	ib_dma_unmap_single(dev, wr->header_mapping, wr->sg_list[0].length,
+			    DMA_TO_DEVICE);
+	ib_dma_unmap_single(dev, wr->payload_mapping, wr->sg_list[1].length,
+			    DMA_TO_DEVICE);
+	spin_lock_irqsave(&q->lock, flags);
+	list_del(&wr->mad_list.list);
+	if (q->count-- > q->max_active &&
+	    !list_empty(&qp_info->overflow_list)) {
+		next = list_first_entry(&qp_info->overflow_list,
+					struct ib_mad_send_wr_private,
+					mad_list.list);
+		list_move_tail(&next->mad_list.list, &q->list);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	return next;
+}
+
+static void ib_mad_send_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ib_mad_send_wr_private *wr =
+		container_of(wc->wr_cqe, struct ib_mad_send_wr_private,
+			     mad_list.cqe);
+	struct ib_mad_qp_info *qp_info = wr->mad_agent_priv->qp_info;
+	struct ib_wc local_wc;
+
+	if (wc->status == IB_WC_WR_FLUSH_ERR && ib_mad_repost_flushed(wr))
+		return;
+	if (wc->status != IB_WC_SUCCESS) {
+		ib_mad_stat_inc(qp_info->port_priv, IB_MAD_STAT_SEND_ERR);
+		if (wc->status != IB_WC_WR_FLUSH_ERR &&
+		    !READ_ONCE(qp_info->port_priv->closing))
+			ib_mad_recover_send_queue(qp_info);
+	}
+
+	while (wr) {
+		struct ib_mad_send_wr_private *next = ib_mad_send_dequeue(wr);
+		int ret;
+
+		ib_mad_send_wc_done(wr, wc);
+		if (!next)
+			break;
+		ret = ib_post_send(qp_info->qp, &next->send_wr.wr, NULL);
+		if (!ret)
+			break;
+		/* The queued request failed to post: complete it so. */
+		dev_err_ratelimited(&qp_info->port_priv->device->dev,
+				    "MAD: posting a queued send failed: %d\n", ret);
+		local_wc = (struct ib_wc) { .status = IB_WC_LOC_QP_OP_ERR };
+		wc = &local_wc;
+		wr = next;
+	}
+}
+
+/* Port setup ------------------------------------------------------------ */
+
+static void ib_mad_qp_event(struct ib_event *event, void *context)
+{
+	struct ib_mad_qp_info *qp_info = context;
+
+	dev_err(&qp_info->port_priv->device->dev,
+		"MAD QP%u: fatal event %d\n", qp_info->qp->qp_num, event->event);
+}
+
+static void ib_mad_init_queue(struct ib_mad_qp_info *qp_info,
+			      struct ib_mad_queue *q, int size)
+{
+	spin_lock_init(&q->lock);
+	INIT_LIST_HEAD(&q->list);
+	q->count = 0;
+	q->max_active = size;
+	q->qp_info = qp_info;
+}
+
+static int ib_mad_create_qp(struct ib_mad_port_private *port, int index,
+			    enum ib_qp_type type)
+{
+	struct ib_mad_qp_info *qp_info = &port->qp_info[index];
+	struct ib_qp_init_attr init = {
+		.send_cq = port->cq,
+		.recv_cq = port->cq,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = {
+			.max_send_wr = ib_mad_sendq_size,
+			.max_recv_wr = ib_mad_recvq_size,
+			.max_send_sge = IB_MAD_SEND_REQ_MAX_SG,
+			.max_recv_sge = IB_MAD_RECV_REQ_MAX_SG,
+		},
+		.qp_type = type,
+		.port_num = port->port_num,
+		.qp_context = qp_info,
+		.event_handler = ib_mad_qp_event,
+	};
+	struct ib_qp *qp;
+
+	qp = ib_create_qp(port->pd, &init);
+	if (IS_ERR(qp)) {
+		dev_err(&port->device->dev, "MAD: cannot create QP%d: %ld\n",
+			index, PTR_ERR(qp));
+		return PTR_ERR(qp);
+	}
+	qp_info->qp = qp;
+	return 0;
+}
+
+/* Reset -> Init -> RTR -> RTS, as a special QP needs. */
+static int ib_mad_qp_to_rts(struct ib_mad_qp_info *qp_info, u16 pkey_index)
+{
+	struct ib_qp *qp = qp_info->qp;
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = pkey_index,
+		.qkey = qp->qp_num == 0 ? 0 : IB_QP1_QKEY,
+	};
+	int ret;
+
+	ret = ib_modify_qp(qp, &attr,
+			   IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_QKEY);
+	if (ret)
+		return ret;
+	attr.qp_state = IB_QPS_RTR;
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
+	if (ret)
+		return ret;
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0;
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+static int ib_mad_port_start(struct ib_mad_port_private *port)
+{
+	u16 pkey_index;
+	int i, ret;
+
+	/* QP1 ignores the P_Key index, but INIT needs a valid one. */
+	if (ib_find_pkey(port->device, port->port_num, IB_DEFAULT_PKEY_FULL,
+			 &pkey_index))
+		pkey_index = 0;
+	for (i = 0; i < IB_MAD_QPS_CORE; i++) {
+		if (!port->qp_info[i].qp)
+			continue;
+		ret = ib_mad_qp_to_rts(&port->qp_info[i], pkey_index);
+		if (ret) {
+			dev_err(&port->device->dev,
+				"MAD: QP%d does not reach RTS: %d\n", i, ret);
+			return ret;
+		}
+	}
+	ret = ib_req_notify_cq(port->cq, IB_CQ_NEXT_COMP);
+	if (ret)
+		return ret;
+	for (i = 0; i < IB_MAD_QPS_CORE; i++) {
+		if (!port->qp_info[i].qp)
+			continue;
+		ret = ib_mad_fill_recv_ring(&port->qp_info[i], GFP_KERNEL);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Stop posting to the QPs: taken under each queue lock. */
+static void ib_mad_port_mark_closing(struct ib_mad_port_private *port)
+{
+	unsigned long flags;
+	int i;
+
+	for (i = 0; i < IB_MAD_QPS_CORE; i++) {
+		struct ib_mad_qp_info *qp_info = &port->qp_info[i];
+
+		spin_lock_irqsave(&qp_info->send_queue.lock, flags);
+		spin_lock(&qp_info->recv_queue.lock);
+		port->closing = true;
+		spin_unlock(&qp_info->recv_queue.lock);
+		spin_unlock_irqrestore(&qp_info->send_queue.lock, flags);
+	}
+}
+
+static void ib_mad_port_destroy_qps(struct ib_mad_port_private *port)
+{
+	int i;
+
+	for (i = IB_MAD_QPS_CORE - 1; i >= 0; i--) {
+		if (port->qp_info[i].qp)
+			ib_destroy_qp(port->qp_info[i].qp);
+		port->qp_info[i].qp = NULL;
+	}
+}
+
+static struct ib_mad_port_private *ib_mad_port_alloc(struct ib_device *device,
+						     u32 port_num)
+{
+	struct ib_mad_port_private *port;
+	int i;
+
+	port = kzalloc(sizeof(*port), GFP_KERNEL);
+	if (!port)
+		return NULL;
+	port->device = device;
+	port->port_num = port_num;
+	spin_lock_init(&port->reg_lock);
+	for (i = 0; i < IB_MAD_QPS_CORE; i++) {
+		struct ib_mad_qp_info *qp_info = &port->qp_info[i];
+
+		qp_info->port_priv = port;
+		ib_mad_init_queue(qp_info, &qp_info->send_queue,
+				  ib_mad_sendq_size);
+		ib_mad_init_queue(qp_info, &qp_info->recv_queue,
+				  ib_mad_recvq_size);
+		INIT_LIST_HEAD(&qp_info->overflow_list);
+	}
+	return port;
+}
+
+static int ib_mad_port_open(struct ib_device *device, u32 port_num,
+			    struct ib_mad_port_private **out)
+{
+	bool has_smi = rdma_cap_ib_smi(device, port_num);
+	struct ib_mad_port_private *port;
+	int cq_size, ret;
+
+	if (WARN_ON(rdma_max_mad_size(device, port_num) < IB_MGMT_MAD_SIZE) ||
+	    WARN_ON(rdma_cap_opa_mad(device, port_num) &&
+		    rdma_max_mad_size(device, port_num) < OPA_MGMT_MAD_SIZE))
+		return -EFAULT;
+	port = ib_mad_port_alloc(device, port_num);
+	if (!port)
+		return -ENOMEM;
+
+	port->pd = ib_alloc_pd(device, 0);
+	if (IS_ERR(port->pd)) {
+		ret = PTR_ERR(port->pd);
+		goto err_free_port;
+	}
+	cq_size = (ib_mad_sendq_size + ib_mad_recvq_size) * (has_smi ? 2 : 1);
+	port->cq = ib_alloc_cq(device, port, cq_size, 0,
+			       IB_POLL_UNBOUND_WORKQUEUE);
+	if (IS_ERR(port->cq)) {
+		ret = PTR_ERR(port->cq);
+		goto err_dealloc_pd;
+	}
+	if (has_smi) {
+		ret = ib_mad_create_qp(port, 0, IB_QPT_SMI);
+		if (ret)
+			goto err_free_cq;
+	}
+	if (rdma_cap_ib_cm(device, port_num)) {
+		ret = ib_mad_create_qp(port, 1, IB_QPT_GSI);
+		if (ret)
+			goto err_destroy_qps;
+	}
+	port->wq = alloc_ordered_workqueue("ib_mad%u", WQ_MEM_RECLAIM,
+					   port_num);
+	if (!port->wq) {
+		ret = -ENOMEM;
+		goto err_destroy_qps;
+	}
+	ret = ib_mad_port_start(port);
+	if (ret)
+		goto err_stop_port;
+	*out = port;
+	return 0;
+
+err_stop_port:
+	ib_mad_port_mark_closing(port);
+	destroy_workqueue(port->wq);
+err_destroy_qps:
+	ib_mad_port_destroy_qps(port);
+err_free_cq:
+	ib_free_cq(port->cq);
+	ib_mad_drain_recv_ring(&port->qp_info[1]);
+	ib_mad_drain_recv_ring(&port->qp_info[0]);
+err_dealloc_pd:
+	ib_dealloc_pd(port->pd);
+err_free_port:
+	kfree(port);
+	return ret;
+}
+
+/*
+ * Tear a port down. Clients unregistered their agents before (the MAD
+ * client is removed last); only sends of no agent can remain queued.
+ */
+static void ib_mad_port_close(struct ib_mad_port_private *port)
+{
+	ib_mad_port_mark_closing(port);
+	ib_mad_port_destroy_qps(port);
+	/* After this no completion handler runs any more. */
+	ib_free_cq(port->cq);
+	destroy_workqueue(port->wq);
+	ib_mad_drain_recv_ring(&port->qp_info[1]);
+	ib_mad_drain_recv_ring(&port->qp_info[0]);
+	WARN_ON_ONCE(!list_empty(&port->qp_info[0].send_queue.list) ||
+		     !list_empty(&port->qp_info[1].send_queue.list));
+	ib_dealloc_pd(port->pd);
+	ib_mad_reg_tables_free(port);
+	kfree(port);
+}
+
+/* ib_client ------------------------------------------------------------- */
+
+static void ib_mad_port_down(struct ib_mad_port_private *port)
+{
+	ib_mad_reply_port_close(port);
+	ib_mad_port_debugfs_remove(port);
+	ib_mad_port_close(port);
+}
+
+static void ib_mad_remove_device(struct ib_device *device, void *client_data)
+{
+	struct ib_mad_device *mdev = client_data;
+	u32 p;
+
+	rdma_for_each_port(device, p) {
+		if (mdev->ports[p])
+			ib_mad_port_down(mdev->ports[p]);
+		mdev->ports[p] = NULL;
+	}
+	kfree(mdev);
+}
+
+static int ib_mad_add_device(struct ib_device *device)
+{
+	struct ib_mad_device *mdev;
+	unsigned int count = 0;
+	u32 p;
+	int ret;
+
+	mdev = kzalloc(struct_size(mdev, ports, rdma_end_port(device) + 1),
+		       GFP_KERNEL);
+	if (!mdev)
+		return -ENOMEM;
+	mdev->num_ports = rdma_end_port(device) + 1;
+	/* Reply agents register through ib_mad_port_get(): publish first. */
+	ib_set_client_data(device, &ib_mad_client, mdev);
+	rdma_for_each_port(device, p) {
+		if (!rdma_cap_ib_mad(device, p))
+			continue;
+		ret = ib_mad_port_open(device, p, &mdev->ports[p]);
+		if (ret)
+			goto err_close_ports;
+		ib_mad_port_debugfs_add(mdev->ports[p]);
+		ret = ib_mad_reply_port_open(mdev->ports[p]);
+		if (ret)
+			goto err_close_ports;
+		count++;
+	}
+	if (!count) {
+		ret = -EOPNOTSUPP;
+		goto err_close_ports;
+	}
+	return 0;
+
+err_close_ports:
+	if (ret != -EOPNOTSUPP)
+		dev_err(&device->dev, "MAD: cannot open port %u: %d\n", p, ret);
+	/* device.c drops the client data when add fails. */
+	ib_mad_remove_device(device, mdev);
+	return ret;
+}
+
+static struct ib_client ib_mad_client = {
+	.name = "mad",
+	.add = ib_mad_add_device,
+	.remove = ib_mad_remove_device,
+};
+
+/**
+ * ib_mad_init() - start the MAD layer
+ *
+ * Context: ib_core module init, process context.
+ * Return: 0 or a negative errno.
+ */
+int ib_mad_init(void)
+{
+	int ret;
+
+	ib_mad_recvq_size = clamp(ib_mad_recvq_size, IB_MAD_QP_MIN_SIZE,
+				  IB_MAD_QP_MAX_SIZE);
+	ib_mad_sendq_size = clamp(ib_mad_sendq_size, IB_MAD_QP_MIN_SIZE,
+				  IB_MAD_QP_MAX_SIZE);
+	ib_mad_debugfs_root = debugfs_create_dir("ib_mad", NULL);
+	ret = ib_register_client(&ib_mad_client);
+	if (ret) {
+		pr_err("ib_mad: cannot register the MAD client: %d\n", ret);
+		debugfs_remove_recursive(ib_mad_debugfs_root);
+	}
+	return ret;
+}
+
+/**
+ * ib_mad_cleanup() - stop the MAD layer
+ *
+ * Context: ib_core module exit, process context.
+ */
+void ib_mad_cleanup(void)
+{
+	ib_unregister_client(&ib_mad_client);
+	debugfs_remove_recursive(ib_mad_debugfs_root);
+}
+
+/* Counters in debugfs ---------------------------------------------------- */
+
+static const char *const ib_mad_stat_names[IB_MAD_STAT_COUNT] = {
+	[IB_MAD_STAT_SENT] = "sent",
+	[IB_MAD_STAT_SEND_ERR] = "send_errors",
+	[IB_MAD_STAT_RECV] = "received",
+	[IB_MAD_STAT_DROP_INVALID] = "dropped_invalid",
+	[IB_MAD_STAT_DROP_NO_AGENT] = "dropped_no_agent",
+	[IB_MAD_STAT_DROP_SECURITY] = "dropped_security",
+	[IB_MAD_STAT_DROP_SMI] = "dropped_smi",
+	[IB_MAD_STAT_DROP_NOMEM] = "dropped_nomem",
+	[IB_MAD_STAT_UNMATCHED_RESP] = "unmatched_responses",
+	[IB_MAD_STAT_TIMEOUT] = "timeouts",
+	[IB_MAD_STAT_RETRY] = "retries",
+	[IB_MAD_STAT_CANCEL] = "cancels",
+	[IB_MAD_STAT_UNSUPPORTED] = "unsupported_replies",
+	[IB_MAD_STAT_OUTSTANDING] = "outstanding",
+};
+
+static int ib_mad_stats_show(struct seq_file *m, void *unused)
+{
+	struct ib_mad_port_private *port = m->private;
+	int i;
+
+	for (i = 0; i < IB_MAD_STAT_COUNT; i++)
+		seq_printf(m, "%s %lld\n", ib_mad_stat_names[i],
+			   (long long)atomic64_read(&port->stats[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ib_mad_stats);
+
+/**
+ * ib_mad_port_debugfs_add() - publish a port's counters
+ * @port: the port
+ *
+ * Creates ib_mad/<device>-<port>/stats in debugfs. Failure is harmless.
+ */
+void ib_mad_port_debugfs_add(struct ib_mad_port_private *port)
+{
+	char name[IB_DEVICE_NAME_MAX + 16];
+
+	snprintf(name, sizeof(name), "%s-%u", dev_name(&port->device->dev),
+		 port->port_num);
+	port->debugfs = debugfs_create_dir(name, ib_mad_debugfs_root);
+	debugfs_create_file("stats", 0444, port->debugfs, port,
+			    &ib_mad_stats_fops);
+}
+
+/**
+ * ib_mad_port_debugfs_remove() - remove a port's counters
+ * @port: the port
+ */
+void ib_mad_port_debugfs_remove(struct ib_mad_port_private *port)
+{
+	debugfs_remove_recursive(port->debugfs);
+	port->debugfs = NULL;
+}

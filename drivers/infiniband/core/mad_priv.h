@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Private interface of the MAD layer in ib_core.
+ *
+ * The MAD layer is split by concern:
+ *
+ *   mad_port.c   per-port QP0/QP1, CQ, receive ring, send queue and its
+ *                overflow list, workqueue, ib_client glue, ib_mad_init()
+ *   mad_reg.c    agent registration: version/class/method/OUI tables
+ *   mad_send.c   send buffers, TIDs, the send state machine, timeouts,
+ *                retries, modify/cancel, the per-agent TID hash
+ *   mad_recv.c   receive validation, dispatch, response matching
+ *   mad_smi.c    directed-route SMP rules (IB and OPA)
+ *   mad_agent.c  the layer's own QP0/QP1 agents that send the replies a
+ *                driver's process_mad() builds for local SMPs and GMPs
+ *   mad_rmpp.c   RMPP segmentation and reassembly (kernel RMPP agents)
+ *
+ * This header is the contract between those files and, in particular, the
+ * seam between the core and RMPP (see "Core <-> RMPP seam" below).
+ *
+ * Lock order, outermost first:
+ *
+ *   ib_mad_port_private.reg_lock     (registration tables; never held while
+ *                                     taking any other MAD lock)
+ *   ib_mad_agent_private.lock        (one agent's sends and RMPP state)
+ *   ib_mad_queue.lock                (a QP's send or receive queue)
+ *
+ * All three are taken with interrupts disabled (spin_lock_irqsave) because
+ * ib_post_send_mad(), ib_modify_mad() and ib_cancel_mad() may be called from
+ * atomic context, even with interrupts off. Handlers of clients are never
+ * called with any of them held.
+ */
+
+#ifndef __IB_MAD_PRIV_H__
+#define __IB_MAD_PRIV_H__
+
+#include <linux/completion.h>
+#include <linux/hashtable.h>
+#include <linux/list.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_smi.h>
+#include <rdma/opa_smi.h>
+
+/* Queue depths of the special QPs. */
+#define IB_MAD_QP_SEND_SIZE		128
+#define IB_MAD_QP_RECV_SIZE		512
+#define IB_MAD_QP_MIN_SIZE		64
+#define IB_MAD_QP_MAX_SIZE		8192
+#define IB_MAD_SEND_REQ_MAX_SG		2
+#define IB_MAD_RECV_REQ_MAX_SG		1
+
+/* QP0 and QP1: index into ib_mad_port_private.qp_info[]. */
+#define IB_MAD_QPS_CORE			2
+
+/* Registration table dimensions. */
+#define IB_MAD_MAX_CLASS		80	/* classes below 0x50 + DR SMP */
+#define IB_MAD_MAX_VERSION		0x83	/* up to OPA class versions */
+#define IB_MAD_MAX_OUI			8	/* OUIs per vendor class */
+#define IB_MAD_MAX_VENDOR_RANGE2	(IB_MGMT_CLASS_VENDOR_RANGE2_END - \
+					 IB_MGMT_CLASS_VENDOR_RANGE2_START + 1)
+
+/* hi_tid is 24 bits wide: mlx4 uses the top byte of the 32-bit hi TID. */
+#define IB_MAD_HI_TID_MASK		0x00ffffffU
+
+/* log2 of the number of buckets in an agent's TID hash. */
+#define IB_MAD_SEND_HASH_BITS		6
+
+struct ib_mad_qp_info;
+struct ib_mad_port_private;
+
+/**
+ * struct ib_mad_list_head - an entry on a QP's send or receive queue
+ * @list: link on ib_mad_queue.list or on the overflow list
+ * @cqe: completion entry, its done callback identifies send vs receive
+ * @mad_queue: queue the entry is on (for the completion side)
+ */
+struct ib_mad_list_head {
+	struct list_head list;
+	struct ib_cqe cqe;
+	struct ib_mad_queue *mad_queue;
+};
+
+/**
+ * struct ib_mad_recv_priv - one posted receive buffer
+ * @mad_list: queue linkage and completion entry
+ * @recv_wc: the work completion handed to clients; recv_wc.rmpp_list heads
+ *	the list of segments (recv_wc.recv_buf.list) once RMPP reassembles
+ * @wc: copy of the verbs completion, recv_wc.wc points here
+ * @mapping: DMA address of @grh (GRH and MAD are mapped as one area)
+ * @mad_size: size of @mad (IB 256 bytes or OPA 2 KiB)
+ * @grh: the 40 bytes in front of the MAD: GRH, or on RoCE v2 an IPv4
+ *	header in the last 20 bytes or an IPv6 header
+ * @mad: the received MAD
+ *
+ * Allocated and freed only through ib_mad_recv_priv_alloc() and
+ * ib_free_recv_mad(); a buffer reaches a client as &priv->recv_wc.
+ */
+struct ib_mad_recv_priv {
+	struct ib_mad_list_head mad_list;
+	struct ib_mad_recv_wc recv_wc;
+	struct ib_wc wc;
+	u64 mapping;
+	size_t mad_size;
+	struct ib_grh grh;
+	u8 mad[] __aligned(8);
+};
+
+/**
+ * struct ib_rmpp_segment - one segment of an RMPP send buffer
+ * @list: link on ib_mad_send_wr_private.rmpp_list, in segment order
+ * @num: segment number, counted from 1
+ * @data: @seg_size bytes of class data (send_buf.seg_size)
+ */
+struct ib_rmpp_segment {
+	struct list_head list;
+	u32 num;
+	u8 data[];
+};
+
+/**
+ * struct ib_mad_agent_private - the MAD layer's view of a client agent
+ * @agent: what the client sees; security.c uses it via container_of()
+ * @reg_req: copy of the registration request, NULL for send-only agents
+ * @qp_info: QP0 or QP1 of the port the agent is on
+ * @lock: protects every send of the agent (state, @send_hash, @wait_list,
+ *	@done_list, @active_count) and @rmpp_list. Nests inside
+ *	ib_mad_port_private.reg_lock and outside ib_mad_queue.lock.
+ * @send_hash: outstanding sends (state ON_WIRE, WAIT_RESP) keyed by TID
+ * @wait_list: sends in WAIT_RESP, sorted by @timeout deadline
+ * @done_list: sends whose send handler must run from @timed_work
+ * @active_count: sends posted and not yet completed (diagnostics)
+ * @timed_work: runs timeouts and deferred completions; on the port's wq
+ * @rmpp_list: RMPP reassemblies in progress, owned by mad_rmpp.c
+ * @dying: set under @lock when unregistration starts; RMPP must not start
+ *	new reassemblies (or arm timers) for a dying agent
+ * @refcount: one for registration, one per send buffer, one per
+ *	in-progress receive delivery; unregister waits for zero on @comp
+ * @comp: completed when @refcount drops to zero
+ * @rcu: frees the agent after readers of the tables are done
+ */
+struct ib_mad_agent_private {
+	struct ib_mad_agent agent;
+	struct ib_mad_reg_req *reg_req;
+	struct ib_mad_qp_info *qp_info;
+
+	/* protects the agent's sends and RMPP state, see above */
+	spinlock_t lock;
+	DECLARE_HASHTABLE(send_hash, IB_MAD_SEND_HASH_BITS);
+	struct list_head wait_list;
+	struct list_head done_list;
+	unsigned int active_count;
+	struct delayed_work timed_work;
+	struct list_head rmpp_list;
+	bool dying;
+
+	refcount_t refcount;
+	struct completion comp;
+	struct rcu_head rcu;
+};
+
+/**
+ * enum ib_mad_send_state - lifecycle of one posted send buffer
+ * @IB_MAD_SEND_IDLE: created by ib_create_send_mad(), not posted
+ * @IB_MAD_SEND_ON_WIRE: accepted; at least one work request is on the
+ *	QP or its overflow list (@wr_inflight > 0)
+ * @IB_MAD_SEND_WAIT_RESP: wire idle, timer armed: waiting for the
+ *	response (or, for RMPP, for an ACK)
+ * @IB_MAD_SEND_RESPONDED: a response was matched; the receive handler is
+ *	being run or a work request is still in flight (the early response
+ *	case); completes with IB_WC_SUCCESS once both are over
+ * @IB_MAD_SEND_CANCELLED: finished with an error status (cancel, RMPP
+ *	abort) while work requests were in flight; completes when they drain
+ * @IB_MAD_SEND_DONE: final; the send handler runs exactly once, then the
+ *	buffer belongs to the client again (or is freed)
+ *
+ * Transitions, all under ib_mad_agent_private.lock:
+ *
+ *   IDLE -> ON_WIRE                        ib_post_send_mad() succeeded
+ *   ON_WIRE -> WAIT_RESP                   wire idle, response expected
+ *   ON_WIRE -> DONE                        wire idle, no response expected,
+ *                                          or send error
+ *   ON_WIRE -> RESPONDED                   response before send completion
+ *   ON_WIRE -> CANCELLED                   cancel or RMPP abort
+ *   WAIT_RESP -> ON_WIRE                   retry / next RMPP window
+ *   WAIT_RESP -> RESPONDED                 response matched
+ *   WAIT_RESP -> DONE                      timeout, cancel, RMPP finish
+ *   RESPONDED, CANCELLED -> DONE           last work request completed
+ *                                          (and receive handler returned)
+ *
+ * Only ON_WIRE and WAIT_RESP sends are in the agent's TID hash.
+ */
+enum ib_mad_send_state {
+	IB_MAD_SEND_IDLE,
+	IB_MAD_SEND_ON_WIRE,
+	IB_MAD_SEND_WAIT_RESP,
+	IB_MAD_SEND_RESPONDED,
+	IB_MAD_SEND_CANCELLED,
+	IB_MAD_SEND_DONE,
+};
+
+struct ib_mad_send_wr_private;
+
+/**
+ * typedef ib_mad_internal_done_t - completion of a send the layer made itself
+ * @wr: the send
+ * @wc: its final completion
+ *
+ * Sends created by the MAD layer (RMPP ACK/STOP/ABORT, replies) set
+ * ib_mad_send_wr_private.internal_done; the core calls it instead of the
+ * agent's send handler, in process context without MAD locks held. It must
+ * free the buffer (ib_free_send_mad()) and anything attached to it.
+ */
+typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
+				       struct ib_mad_send_wc *wc);
+
+/**
+ * struct ib_mad_send_wr_private - a send buffer and its lifecycle
+ * @mad_list: linkage on the QP send queue or overflow list
+ * @agent_list: linkage on the agent's @wait_list or @done_list
+ * @tid_node: linkage in the agent's @send_hash
+ * @mad_agent_priv: owning agent (holds a reference while the buffer lives)
+ * @send_buf: what the client sees
+ * @header_mapping: DMA address of the header SGE of the WR in flight
+ * @payload_mapping: DMA address of the payload SGE of the WR in flight
+ * @send_wr: the UD work request
+ * @sg_list: header and payload SGEs
+ * @tid: TID copied from the MAD at post time (hash key)
+ * @state: see enum ib_mad_send_state
+ * @wr_inflight: work requests posted and not yet completed. RMPP keeps at
+ *	most one data WR in flight because all segments share @send_buf.mad
+ *	as their header.
+ * @timeout: jiffies deadline while in WAIT_RESP
+ * @max_retries: retries allowed (send_buf.retries counts those used)
+ * @retries_left: retries still allowed
+ * @status: final status once known (IB_WC_SUCCESS until then)
+ * @vendor_err: vendor_err reported with @status (RMPP status on abort)
+ * @rmpp_active: a kernel RMPP send (set at post time)
+ * @expect_resp: a response is expected (send_buf.timeout_ms was non-zero
+ *	when posted, or later set by ib_modify_mad())
+ * @internal_done: see ib_mad_internal_done_t; NULL for client sends
+ * @resp_pending: RESPONDED: the response's receive handler has not
+ *	returned yet
+ * @repost_on_flush: the QP was recovered from a send error while this WR
+ *	was queued; its flush completion re-posts it (send queue lock)
+ *
+ * RMPP sender state, owned by mad_rmpp.c, under the agent lock:
+ * @rmpp_list: segments, in order (created by ib_create_send_mad())
+ * @cur_seg: cache of the segment last looked up by number (see
+ *	ib_mad_send_segment()); a WR carries the data of segment @seg_num
+ * @last_ack_seg: segment last acknowledged by the receiver
+ * @last_ack: number of the last segment acknowledged (0: none)
+ * @seg_num: number of the segment most recently posted
+ * @newwin: last segment the receiver's window allows
+ * @pad: bytes of padding in the last segment
+ * @rmpp_state: opaque protocol state of mad_rmpp.c
+ * @rmpp_wait_ms: timeout used while waiting for an ACK
+ */
+struct ib_mad_send_wr_private {
+	struct ib_mad_list_head mad_list;
+	struct list_head agent_list;
+	struct hlist_node tid_node;
+	struct ib_mad_agent_private *mad_agent_priv;
+	struct ib_mad_send_buf send_buf;
+	u64 header_mapping;
+	u64 payload_mapping;
+	struct ib_ud_wr send_wr;
+	struct ib_sge sg_list[IB_MAD_SEND_REQ_MAX_SG];
+	__be64 tid;
+	enum ib_mad_send_state state;
+	unsigned int wr_inflight;
+	unsigned long timeout;
+	int max_retries;
+	int retries_left;
+	enum ib_wc_status status;
+	u32 vendor_err;
+	bool rmpp_active;
+	bool expect_resp;
+	ib_mad_internal_done_t internal_done;
+	bool resp_pending;
+	bool repost_on_flush;
+
+	struct list_head rmpp_list;
+	struct ib_rmpp_segment *cur_seg;
+	struct ib_rmpp_segment *last_ack_seg;
+	int last_ack;
+	int seg_num;
+	int newwin;
+	int pad;
+	int rmpp_state;
+	unsigned int rmpp_wait_ms;
+};
+
+/**
+ * struct ib_mad_mgmt_method_table - agents by method, for one class
+ * @agent: agent receiving requests of each method, or NULL
+ */
+struct ib_mad_mgmt_method_table {
+	struct ib_mad_agent_private *agent[IB_MGMT_MAX_METHODS];
+};
+
+/**
+ * struct ib_mad_mgmt_class_table - method tables by (converted) class
+ * @method_table: indexed by ib_mad_class_index()
+ */
+struct ib_mad_mgmt_class_table {
+	struct ib_mad_mgmt_method_table *method_table[IB_MAD_MAX_CLASS];
+};
+
+/**
+ * struct ib_mad_mgmt_vendor_class - OUIs of one vendor range 2 class
+ * @oui: registered OUIs; a slot is free when its method table is NULL
+ * @method_table: method table of each OUI slot
+ */
+struct ib_mad_mgmt_vendor_class {
+	u8 oui[IB_MAD_MAX_OUI][3];
+	struct ib_mad_mgmt_method_table *method_table[IB_MAD_MAX_OUI];
+};
+
+/**
+ * struct ib_mad_mgmt_vendor_class_table - vendor range 2 classes
+ * @vendor_class: indexed by class - IB_MGMT_CLASS_VENDOR_RANGE2_START
+ */
+struct ib_mad_mgmt_vendor_class_table {
+	struct ib_mad_mgmt_vendor_class *vendor_class[IB_MAD_MAX_VENDOR_RANGE2];
+};
+
+/**
+ * struct ib_mad_mgmt_version_table - tables of one class version
+ * @class: non-vendor classes (and vendor range 1)
+ * @vendor: vendor range 2 classes
+ */
+struct ib_mad_mgmt_version_table {
+	struct ib_mad_mgmt_class_table *class;
+	struct ib_mad_mgmt_vendor_class_table *vendor;
+};
+
+/**
+ * struct ib_mad_queue - a QP's send or receive queue
+ * @lock: protects @list, @count and, for the send queue, the overflow list
+ *	of the owning ib_mad_qp_info. Innermost MAD lock.
+ * @list: entries posted to the QP, oldest first
+ * @count: number of entries on @list
+ * @max_active: capacity of the QP queue
+ * @qp_info: owner
+ */
+struct ib_mad_queue {
+	/* protects the queue (and the overflow list), innermost MAD lock */
+	spinlock_t lock;
+	struct list_head list;
+	int count;
+	int max_active;
+	struct ib_mad_qp_info *qp_info;
+};
+
+/**
+ * struct ib_mad_qp_info - QP0 or QP1 of a port
+ * @port_priv: owning port
+ * @qp: the special QP, NULL if the port has no such QP
+ * @send_queue: sends on the QP
+ * @recv_queue: receives on the QP
+ * @overflow_list: sends waiting for room on @send_queue (under its lock)
+ */
+struct ib_mad_qp_info {
+	struct ib_mad_port_private *port_priv;
+	struct ib_qp *qp;
+	struct ib_mad_queue send_queue;
+	struct ib_mad_queue recv_queue;
+	struct list_head overflow_list;
+};
+
+/**
+ * enum ib_mad_stat - per-port counters, readable in debugfs
+ * @IB_MAD_STAT_SENT: MADs handed to the QP (each RMPP segment counts)
+ * @IB_MAD_STAT_SEND_ERR: send completions with an error
+ * @IB_MAD_STAT_RECV: MADs received
+ * @IB_MAD_STAT_DROP_INVALID: dropped: malformed header or wrong QP
+ * @IB_MAD_STAT_DROP_NO_AGENT: dropped: no agent for it (not answered)
+ * @IB_MAD_STAT_DROP_SECURITY: dropped: refused by the security checks
+ * @IB_MAD_STAT_DROP_SMI: dropped by the directed-route rules
+ * @IB_MAD_STAT_DROP_NOMEM: dropped: out of memory
+ * @IB_MAD_STAT_UNMATCHED_RESP: responses with no outstanding request
+ * @IB_MAD_STAT_TIMEOUT: sends completed with IB_WC_RESP_TIMEOUT_ERR
+ * @IB_MAD_STAT_RETRY: retries sent
+ * @IB_MAD_STAT_CANCEL: sends cancelled
+ * @IB_MAD_STAT_UNSUPPORTED: requests answered "unsupported method/attr"
+ * @IB_MAD_STAT_OUTSTANDING: sends posted and not yet completed (gauge)
+ * @IB_MAD_STAT_COUNT: number of counters
+ */
+enum ib_mad_stat {
+	IB_MAD_STAT_SENT,
+	IB_MAD_STAT_SEND_ERR,
+	IB_MAD_STAT_RECV,
+	IB_MAD_STAT_DROP_INVALID,
+	IB_MAD_STAT_DROP_NO_AGENT,
+	IB_MAD_STAT_DROP_SECURITY,
+	IB_MAD_STAT_DROP_SMI,
+	IB_MAD_STAT_DROP_NOMEM,
+	IB_MAD_STAT_UNMATCHED_RESP,
+	IB_MAD_STAT_TIMEOUT,
+	IB_MAD_STAT_RETRY,
+	IB_MAD_STAT_CANCEL,
+	IB_MAD_STAT_UNSUPPORTED,
+	IB_MAD_STAT_OUTSTANDING,
+	IB_MAD_STAT_COUNT
+};
+
+/**
+ * struct ib_mad_port_private - MAD state of one port
+ * @port_list: link on the global port list (ib_mad_port_list_lock)
+ * @device: the device
+ * @port_num: the port
+ * @cq: shared CQ of QP0 and QP1, polled from a workqueue
+ * @pd: PD of the special QPs
+ * @reg_lock: protects @version (the registration tables) and the
+ *	agent pointers in them. Outermost MAD lock.
+ * @version: registration tables by class version
+ * @wq: ordered workqueue for agent timers and deferred completions
+ * @qp_info: QP0 and QP1
+ * @stats: counters, see enum ib_mad_stat
+ * @debugfs: the port's debugfs directory, or NULL
+ * @reply_agents: send-only agents of mad_agent.c on QP0 and QP1
+ * @closing: set under both queue locks of each QP when the port goes
+ *	away; nothing is posted to its QPs afterwards
+ */
+struct ib_mad_port_private {
+	struct list_head port_list;
+	struct ib_device *device;
+	u32 port_num;
+	struct ib_cq *cq;
+	struct ib_pd *pd;
+
+	/* protects @version, outermost MAD lock */
+	spinlock_t reg_lock;
+	struct ib_mad_mgmt_version_table version[IB_MAD_MAX_VERSION];
+	struct workqueue_struct *wq;
+	struct ib_mad_qp_info qp_info[IB_MAD_QPS_CORE];
+	atomic64_t stats[IB_MAD_STAT_COUNT];
+	struct dentry *debugfs;
+	struct ib_mad_agent *reply_agents[IB_MAD_QPS_CORE];
+	bool closing;
+};
+
+/* Counters */
+static inline void ib_mad_stat_inc(struct ib_mad_port_private *port,
+				   enum ib_mad_stat stat)
+{
+	atomic64_inc(&port->stats[stat]);
+}
+
+static inline void ib_mad_stat_dec(struct ib_mad_port_private *port,
+				   enum ib_mad_stat stat)
+{
+	atomic64_dec(&port->stats[stat]);
+}
+
+static inline struct ib_mad_agent_private *
+ib_mad_agent_priv(const struct ib_mad_agent *agent)
+{
+	return container_of(agent, struct ib_mad_agent_private, agent);
+}
+
+static inline struct ib_mad_send_wr_private *
+ib_mad_send_wr(const struct ib_mad_send_buf *send_buf)
+{
+	return container_of(send_buf, struct ib_mad_send_wr_private, send_buf);
+}
+
+static inline struct ib_mad_port_private *
+ib_mad_agent_port(const struct ib_mad_agent_private *priv)
+{
+	return priv->qp_info->port_priv;
+}
+
+/* ---- mad_port.c ---- */
+
+struct ib_mad_port_private *ib_mad_port_get(struct ib_device *device,
+					    u32 port_num);
+int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr);
+struct ib_mad_recv_priv *ib_mad_recv_priv_alloc(size_t mad_size, gfp_t gfp);
+void ib_mad_recv_priv_free(struct ib_mad_recv_priv *priv);
+void ib_mad_port_debugfs_add(struct ib_mad_port_private *port);
+void ib_mad_port_debugfs_remove(struct ib_mad_port_private *port);
+
+/* ---- mad_reg.c ---- */
+
+void ib_mad_agent_get(struct ib_mad_agent_private *priv);
+void ib_mad_agent_put(struct ib_mad_agent_private *priv);
+struct ib_mad_agent_private *
+ib_mad_find_agent(struct ib_mad_port_private *port,
+		  const struct ib_mad_hdr *hdr);
+void ib_mad_reg_tables_free(struct ib_mad_port_private *port);
+bool ib_mad_is_vendor_class_range2(u8 mgmt_class);
+int ib_mad_class_index(u8 mgmt_class);
+
+/* ---- mad_send.c (core services, also used by mad_rmpp.c) ---- */
+
+/*
+ * Core <-> RMPP seam
+ * ==================
+ *
+ * Everything below that takes a struct ib_mad_send_wr_private and is named
+ * *_locked must be called with wr->mad_agent_priv->lock held; none of them
+ * sleeps or runs a client handler. Send handlers always run later, from the
+ * CQ poll context or the agent's timed_work, with no lock held.
+ *
+ * Send side (sender RMPP state lives in struct ib_mad_send_wr_private):
+ *
+ *  - ib_post_send_mad() marks a send rmpp_active when the agent does kernel
+ *    RMPP, the buffer was created with rmpp_active (seg_count > 0) and the
+ *    RMPP header has the ACTIVE flag; it then calls ib_mad_rmpp_send_start()
+ *    instead of posting the MAD itself. The send is already in the TID hash
+ *    and in state ON_WIRE with wr_inflight == 0 at that point.
+ *  - RMPP posts a segment by setting seg_num, filling the RMPP header in
+ *    send_buf.mad, and calling ib_mad_send_post_locked(), which maps the
+ *    header and the data of segment seg_num. If ib_mad_rmpp_send_start()
+ *    fails, nothing may be left in flight.
+ *  - Each completed work request of an rmpp_active send still ON_WIRE
+ *    whose completion succeeded goes to ib_mad_rmpp_send_wc() after
+ *    wr_inflight was decremented. It returns IB_MAD_RMPP_SEND_HANDLED if it
+ *    took the next step itself (posted another segment, armed a wait with
+ *    ib_mad_send_wait_locked(), or ended the send with
+ *    ib_mad_send_finish_locked()), or IB_MAD_RMPP_SEND_DATA_DONE when the
+ *    whole message is sent and acknowledged: the core then treats the send
+ *    like a plain MAD whose send completed (wait for the response if one is
+ *    expected, else complete with success).
+ *  - A WAIT_RESP timeout of an rmpp_active send with retries left calls
+ *    ib_mad_rmpp_send_retry(), which resends from the last ACK and returns
+ *    0, or returns an error to complete the send with
+ *    IB_WC_RESP_TIMEOUT_ERR. When all data was acknowledged (the wait was
+ *    for the response) it returns -ETIMEDOUT.
+ *  - ACK processing (from ib_mad_rmpp_recv()) finds the send with
+ *    ib_mad_find_rmpp_send_locked() and, once the whole message is
+ *    acknowledged and the wire is idle, calls ib_mad_send_acked_locked();
+ *    STOP/ABORT call ib_mad_send_finish_locked(wr, IB_WC_REM_ABORT_ERR,
+ *    rmpp_status).
+ *
+ * Receive side:
+ *
+ *  - For a kernel RMPP agent, every received MAD of an RMPP class whose
+ *    RMPP header has the ACTIVE flag goes to ib_mad_rmpp_recv() (process
+ *    context, no locks, the agent referenced). It returns NULL when it
+ *    consumed the MAD (and freed it or kept it for reassembly), or the
+ *    ib_mad_recv_wc to deliver: the complete message, its segments linked
+ *    in order on recv_wc->rmpp_list. The core then matches responses to
+ *    requests and runs the receive handler.
+ *  - ib_unregister_mad_agent() takes the agent out of the tables, sets
+ *    priv->dying under priv->lock, cancels the agent's sends, then calls
+ *    ib_mad_rmpp_cancel_recvs() and finally waits for all references. A
+ *    delivery already running may still reach ib_mad_rmpp_recv(): RMPP
+ *    tests priv->dying under priv->lock before adding a reassembly.
+ *    ib_mad_rmpp_cancel_recvs() must stop RMPP's delayed work for the agent
+ *    and free its reassemblies; reassemblies hold no agent reference.
+ *
+ * Locking of the hooks: ib_mad_rmpp_send_start(), ib_mad_rmpp_send_wc()
+ * and ib_mad_rmpp_send_retry() are called with priv->lock held;
+ * ib_mad_rmpp_recv() and ib_mad_rmpp_cancel_recvs() without any MAD lock,
+ * in process context.
+ *
+ * RMPP's own MADs (ACK, STOP, ABORT) are created with ib_create_send_mad()
+ * on the agent and posted with ib_post_send_mad(); RMPP sets
+ * wr->internal_done before posting so that their completion never reaches
+ * the client.
+ */
+
+/**
+ * enum ib_mad_rmpp_send_verdict - answer of ib_mad_rmpp_send_wc()
+ * @IB_MAD_RMPP_SEND_HANDLED: RMPP took the next step itself
+ * @IB_MAD_RMPP_SEND_DATA_DONE: all data acknowledged; finish like a plain
+ *	send whose work request completed
+ */
+enum ib_mad_rmpp_send_verdict {
+	IB_MAD_RMPP_SEND_HANDLED,
+	IB_MAD_RMPP_SEND_DATA_DONE,
+};
+
+int ib_mad_send_post_locked(struct ib_mad_send_wr_private *wr);
+void ib_mad_send_wait_locked(struct ib_mad_send_wr_private *wr,
+			     unsigned int timeout_ms);
+void ib_mad_send_acked_locked(struct ib_mad_send_wr_private *wr);
+void ib_mad_send_finish_locked(struct ib_mad_send_wr_private *wr,
+			       enum ib_wc_status status, u32 vendor_err);
+struct ib_mad_send_wr_private *
+ib_mad_find_send_locked(struct ib_mad_agent_private *priv,
+			const struct ib_mad_recv_wc *recv_wc);
+struct ib_mad_send_wr_private *
+ib_mad_find_rmpp_send_locked(struct ib_mad_agent_private *priv,
+			     const struct ib_mad_recv_wc *recv_wc);
+struct ib_rmpp_segment *ib_mad_send_segment(struct ib_mad_send_wr_private *wr,
+					    int seg_num);
+void *ib_mad_send_payload(struct ib_mad_send_wr_private *wr);
+
+/* Core-internal send services. */
+void ib_mad_send_wc_done(struct ib_mad_send_wr_private *wr,
+			 const struct ib_wc *wc);
+void ib_mad_send_response_begin_locked(struct ib_mad_send_wr_private *wr);
+void ib_mad_send_response_done(struct ib_mad_send_wr_private *wr);
+void ib_mad_agent_timed_work(struct work_struct *work);
+void ib_mad_agent_flush_sends(struct ib_mad_agent_private *priv);
+void ib_mad_send_local_complete(struct ib_mad_send_wr_private *wr,
+				enum ib_wc_status status);
+
+/* ---- mad_local.c ---- */
+
+int ib_mad_local_smp(struct ib_mad_agent_private *priv,
+		     struct ib_mad_send_wr_private *wr);
+
+/* ---- mad_recv.c ---- */
+
+struct ib_mad_dr_route;
+bool ib_mad_smp_route(void *mad, bool opa, struct ib_mad_dr_route *route);
+void ib_mad_recv_take(struct ib_mad_recv_priv *priv);
+
+void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+bool ib_mad_recv_matches_send(struct ib_mad_agent_private *priv,
+			      const struct ib_mad_send_wr_private *wr,
+			      const struct ib_mad_recv_wc *recv_wc);
+void ib_mad_deliver(struct ib_mad_agent_private *priv,
+		    struct ib_mad_recv_wc *recv_wc);
+
+/* ---- mad_rmpp.c (implemented by RMPP) ---- */
+
+int ib_mad_rmpp_send_start(struct ib_mad_send_wr_private *wr);
+enum ib_mad_rmpp_send_verdict
+ib_mad_rmpp_send_wc(struct ib_mad_send_wr_private *wr,
+		    const struct ib_mad_send_wc *wc);
+int ib_mad_rmpp_send_retry(struct ib_mad_send_wr_private *wr);
+struct ib_mad_recv_wc *ib_mad_rmpp_recv(struct ib_mad_agent_private *priv,
+					struct ib_mad_recv_wc *recv_wc);
+void ib_mad_rmpp_cancel_recvs(struct ib_mad_agent_private *priv);
+
+/* ---- mad_agent.c ---- */
+
+int ib_mad_reply_port_open(struct ib_mad_port_private *port);
+void ib_mad_reply_port_close(struct ib_mad_port_private *port);
+void ib_mad_reply_send(const struct ib_mad_hdr *mad_hdr,
+		       const struct ib_grh *grh, const struct ib_wc *wc,
+		       struct ib_device *device, u32 port_num, int qpn,
+		       size_t resp_mad_len, bool opa);
+
+/* ---- internals that the KUnit tests reach (static otherwise) ---- */
+
+#if IS_ENABLED(CONFIG_KUNIT)
+int ib_mad_reg_validate(enum ib_qp_type qp_type,
+			const struct ib_mad_reg_req *req, u8 rmpp_version,
+			bool has_send_handler, bool has_recv_handler,
+			u32 flags);
+int ib_mad_reg_insert(struct ib_mad_port_private *port,
+		      struct ib_mad_agent_private *priv);
+void ib_mad_reg_remove(struct ib_mad_port_private *port,
+		       struct ib_mad_agent_private *priv);
+int ib_mad_pad_size(int seg_size, int data_len);
+bool ib_mad_recv_validate(const struct ib_mad_hdr *hdr, u32 qp_num, bool opa);
+struct ib_mad_agent_private *
+ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
+		   const struct ib_mad_reg_req *req);
+int ib_mad_recv_gids(struct ib_mad_agent_private *priv,
+		     const struct ib_mad_recv_wc *recv_wc,
+		     union ib_gid *sgid, union ib_gid *dgid);
+#endif
+
+#endif	/* __IB_MAD_PRIV_H__ */

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * MAD receives: validation, directed-route handling, the driver's right
+ * of first refusal (process_mad), dispatch to agents and the matching of
+ * responses to the requests they answer.
+ */
+
+#include <linux/slab.h>
+#include <kunit/visibility.h>
+#include <rdma/ib_cache.h>
+
+#include "core_priv.h"
+#include "mad_priv.h"
+#include "mad_smi.h"
+
+#include <trace/events/ib_mad.h>
+
+/**
+ * ib_mad_recv_validate() - is a received MAD acceptable on this QP?
+ * @hdr: the MAD header
+ * @qp_num: 0 or 1, the QP it arrived on
+ * @opa: the port accepts OPA MADs
+ *
+ * Checks the base version, that subnet management classes arrive on QP0
+ * and every other class on QP1, and that CM MADs other than ClassPortInfo
+ * use the Send method.
+ *
+ * Return: true if the MAD may be processed.
+ */
+VISIBLE_IF_KUNIT bool ib_mad_recv_validate(const struct ib_mad_hdr *hdr,
+					   u32 qp_num, bool opa)
+{
+	bool smp = hdr->mgmt_class == IB_MGMT_CLASS_SUBN_LID_ROUTED ||
+		   hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+
+	if (hdr->base_version != IB_MGMT_BASE_VERSION &&
+	    !(opa && hdr->base_version == OPA_MGMT_BASE_VERSION))
+		return false;
+	if (smp)
+		return qp_num == 0;
+	if (qp_num == 0)
+		return false;
+	if (hdr->mgmt_class == IB_MGMT_CLASS_CM &&
+	    hdr->attr_id != IB_MGMT_CLASSPORTINFO_ATTR_ID &&
+	    hdr->method != IB_MGMT_METHOD_SEND)
+		return false;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_validate);
+
+/*
+ * Fill in the client's view of a received buffer. Returns false when the
+ * completion is too short to hold a MAD header.
+ */
+static bool ib_mad_recv_setup(struct ib_mad_recv_priv *priv,
+			      const struct ib_wc *wc, bool opa)
+{
+	struct ib_mad_recv_wc *rwc = &priv->recv_wc;
+	const struct ib_mad_hdr *hdr = (const struct ib_mad_hdr *)priv->mad;
+
+	priv->wc = *wc;
+	rwc->wc = &priv->wc;
+	rwc->recv_buf.grh = &priv->grh;
+	rwc->recv_buf.mad = (struct ib_mad *)priv->mad;
+	INIT_LIST_HEAD(&rwc->rmpp_list);
+	list_add(&rwc->recv_buf.list, &rwc->rmpp_list);
+
+	if (wc->byte_len < sizeof(struct ib_grh) + IB_MGMT_MAD_HDR)
+		return false;
+	if (opa && hdr->base_version == OPA_MGMT_BASE_VERSION) {
+		rwc->mad_len = min_t(size_t, wc->byte_len - sizeof(struct ib_grh),
+				     priv->mad_size);
+		rwc->mad_seg_size = sizeof(struct opa_mad);
+	} else {
+		rwc->mad_len = sizeof(struct ib_mad);
+		rwc->mad_seg_size = sizeof(struct ib_mad);
+	}
+	return true;
+}
+
+/**
+ * ib_mad_smp_route() - describe the route of a directed-route SMP
+ * @mad: the SMP
+ * @opa: the port accepts OPA MADs
+ * @route: filled in
+ *
+ * Return: true if @mad is an OPA SMP, false for an IB SMP.
+ */
+bool ib_mad_smp_route(void *mad, bool opa, struct ib_mad_dr_route *route)
+{
+	const struct ib_mad_hdr *hdr = mad;
+
+	if (opa && hdr->base_version == OPA_MGMT_BASE_VERSION &&
+	    hdr->class_version == OPA_SM_CLASS_VERSION) {
+		ib_mad_dr_route_opa(mad, route);
+		return true;
+	}
+	ib_mad_dr_route_ib(mad, route);
+	return false;
+}
+
+/*
+ * Directed-route SMP on receive. Returns true if the SMP continues up the
+ * stack, false if it was dropped or relayed (switches).
+ */
+static bool ib_mad_recv_dr_smp(struct ib_mad_qp_info *qp_info,
+			       struct ib_mad_recv_priv *priv, u32 port_num,
+			       bool opa)
+{
+	struct ib_mad_port_private *port = qp_info->port_priv;
+	struct ib_device *dev = port->device;
+	bool is_switch = rdma_cap_ib_switch(dev);
+	struct ib_mad_dr_route route;
+	bool opa_smp;
+
+	opa_smp = ib_mad_smp_route(priv->mad, opa, &route);
+	trace_ib_mad_smi_recv(port, priv->recv_wc.recv_buf.mad, *route.hop_ptr,
+			      route.hop_cnt);
+	if (ib_mad_smi_dr_recv(&route, is_switch, port_num,
+			       dev->phys_port_cnt) == IB_MAD_SMI_DISCARD)
+		return false;
+
+	switch (ib_mad_smi_dr_forward(&route)) {
+	case IB_MAD_SMI_LOCAL:
+		return true;
+	case IB_MAD_SMI_SEND:
+		if (ib_mad_smi_dr_send(&route, is_switch, port_num) ==
+		    IB_MAD_SMI_DISCARD)
+			return false;
+		return ib_mad_smi_for_local_agent(&route, dev);
+	case IB_MAD_SMI_FORWARD:
+		if (!is_switch)
+			return true;
+		ib_mad_reply_send((const struct ib_mad_hdr *)priv->mad,
+				  &priv->grh, &priv->wc, dev,
+				  ib_mad_smi_fwd_port(&route),
+				  qp_info->qp->qp_num,
+				  opa_smp ? priv->recv_wc.mad_len :
+					    sizeof(struct ib_mad), opa_smp);
+		return false;
+	}
+	return false;
+}
+
+/* Answer an unclaimed Get or Set with "unsupported method/attribute". */
+static void ib_mad_recv_unsupported(struct ib_mad_qp_info *qp_info,
+				    struct ib_mad_recv_priv *priv,
+				    u32 port_num, bool opa)
+{
+	struct ib_mad_port_private *port = qp_info->port_priv;
+	const struct ib_mad_hdr *in = (const struct ib_mad_hdr *)priv->mad;
+	struct ib_mad_hdr *out;
+	size_t len = priv->mad_size;
+	bool opa_mad = opa && in->base_version == OPA_MGMT_BASE_VERSION;
+
+	if (in->method != IB_MGMT_METHOD_GET && in->method != IB_MGMT_METHOD_SET)
+		return;
+	out = kmemdup(priv->mad, priv->mad_size, GFP_KERNEL);
+	if (!out)
+		return;
+	out->method = IB_MGMT_METHOD_GET_RESP;
+	out->status = cpu_to_be16(IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB);
+	if (in->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+		out->status |= IB_SMP_DIRECTION;
+	if (opa_mad) {
+		if (in->mgmt_class == IB_MGMT_CLASS_SUBN_LID_ROUTED ||
+		    in->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+			len = opa_get_smp_header_size((struct opa_smp *)out);
+		else
+			len = sizeof(struct ib_mad_hdr);
+	}
+	ib_mad_stat_inc(port, IB_MAD_STAT_UNSUPPORTED);
+	ib_mad_reply_send(out, &priv->grh, &priv->wc, port->device, port_num,
+			  qp_info->qp->qp_num, len, opa);
+	kfree(out);
+}
+
+/*
+ * Give the driver the first look at a MAD. Returns the process_mad()
+ * result; IB_MAD_RESULT_SUCCESS alone means "continue as usual".
+ */
+static int ib_mad_recv_driver(struct ib_mad_qp_info *qp_info,
+			      struct ib_mad_recv_priv *priv, u32 port_num,
+			      bool opa)
+{
+	struct ib_mad_port_private *port = qp_info->port_priv;
+	struct ib_device *dev = port->device;
+	size_t out_size = priv->mad_size;
+	struct ib_wc wc = priv->wc;
+	u16 out_pkey_index = 0;
+	struct ib_mad *out;
+	int ret;
+
+	if (!dev->ops.process_mad)
+		return IB_MAD_RESULT_SUCCESS;
+	out = kzalloc(priv->mad_size, GFP_KERNEL);
+	if (!out)
+		return IB_MAD_RESULT_FAILURE;
+	ret = dev->ops.process_mad(dev, 0, port->port_num, &wc, &priv->grh,
+				   (const struct ib_mad *)priv->mad, out,
+				   &out_size, &out_pkey_index);
+	if (opa)
+		wc.pkey_index = out_pkey_index;
+	if ((ret & IB_MAD_RESULT_SUCCESS) && !(ret & IB_MAD_RESULT_CONSUMED) &&
+	    (ret & IB_MAD_RESULT_REPLY))
+		ib_mad_reply_send(&out->mad_hdr, &priv->grh, &wc, dev,
+				  port_num, qp_info->qp->qp_num, out_size, opa);
+	kfree(out);
+	return ret;
+}
+
+/* A MAD for the layer's RMPP code (kernel RMPP agent, active RMPP). */
+static bool ib_mad_recv_is_kernel_rmpp(struct ib_mad_agent_private *priv,
+				       const struct ib_mad_recv_wc *recv_wc)
+{
+	struct ib_rmpp_mad *rmpp_mad = (struct ib_rmpp_mad *)recv_wc->recv_buf.mad;
+
+	return ib_mad_kernel_rmpp_agent(&priv->agent) &&
+	       ib_is_mad_class_rmpp(rmpp_mad->mad_hdr.mgmt_class) &&
+	       (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) & IB_MGMT_RMPP_FLAG_ACTIVE);
+}
+
+/* Segments of a response nobody waits for are not worth reassembling. */
+static bool ib_mad_recv_unsolicited_rmpp_data(struct ib_mad_agent_private *priv,
+					      const struct ib_mad_recv_wc *recv_wc)
+{
+	struct ib_rmpp_mad *rmpp_mad = (struct ib_rmpp_mad *)recv_wc->recv_buf.mad;
+	unsigned long flags;
+	bool found;
+
+	if (!ib_response_mad(&rmpp_mad->mad_hdr) ||
+	    rmpp_mad->rmpp_hdr.rmpp_type != IB_MGMT_RMPP_TYPE_DATA)
+		return false;
+	spin_lock_irqsave(&priv->lock, flags);
+	found = ib_mad_find_send_locked(priv, recv_wc);
+	spin_unlock_irqrestore(&priv->lock, flags);
+	return !found;
+}
+
+/* Deliver a response: with its request if one matches. */
+static void ib_mad_deliver_response(struct ib_mad_agent_private *priv,
+				    struct ib_mad_recv_wc *recv_wc)
+{
+	struct ib_mad_port_private *port = ib_mad_agent_port(priv);
+	struct ib_rmpp_mad *rmpp_mad = (struct ib_rmpp_mad *)recv_wc->recv_buf.mad;
+	struct ib_mad_send_wr_private *wr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	wr = ib_mad_find_send_locked(priv, recv_wc);
+	if (wr)
+		ib_mad_send_response_begin_locked(wr);
+	spin_unlock_irqrestore(&priv->lock, flags);
+
+	if (wr) {
+		/* The response first, then its request's completion. */
+		priv->agent.recv_handler(&priv->agent, &wr->send_buf, recv_wc);
+		ib_mad_send_response_done(wr);
+		return;
+	}
+	/* A client doing its own RMPP sees every segment. */
+	if (!ib_mad_kernel_rmpp_agent(&priv->agent) &&
+	    ib_is_mad_class_rmpp(rmpp_mad->mad_hdr.mgmt_class) &&
+	    (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) & IB_MGMT_RMPP_FLAG_ACTIVE)) {
+		priv->agent.recv_handler(&priv->agent, NULL, recv_wc);
+		return;
+	}
+	ib_mad_stat_inc(port, IB_MAD_STAT_UNMATCHED_RESP);
+	ib_free_recv_mad(recv_wc);
+}
+
+/**
+ * ib_mad_deliver() - hand a received MAD to its agent
+ * @priv: the agent, referenced by the caller; the reference is dropped
+ * @recv_wc: the MAD; ownership passes to the agent or it is freed
+ *
+ * Enforces the agent's security, lets RMPP reassemble, matches responses
+ * to their requests and runs the receive handler.
+ *
+ * Context: process context, no MAD lock held.
+ */
+void ib_mad_deliver(struct ib_mad_agent_private *priv,
+		    struct ib_mad_recv_wc *recv_wc)
+{
+	struct ib_mad_port_private *port = ib_mad_agent_port(priv);
+
+	trace_ib_mad_recv_deliver(priv, recv_wc);
+	if (ib_mad_enforce_security(priv, recv_wc->wc->pkey_index)) {
+		ib_mad_stat_inc(port, IB_MAD_STAT_DROP_SECURITY);
+		ib_free_recv_mad(recv_wc);
+		goto out_put;
+	}
+	if (ib_mad_recv_is_kernel_rmpp(priv, recv_wc)) {
+		if (ib_mad_recv_unsolicited_rmpp_data(priv, recv_wc)) {
+			ib_mad_stat_inc(port, IB_MAD_STAT_UNMATCHED_RESP);
+			ib_free_recv_mad(recv_wc);
+			goto out_put;
+		}
+		recv_wc = ib_mad_rmpp_recv(priv, recv_wc);
+		if (!recv_wc)
+			goto out_put;
+	}
+	if (ib_response_mad(&recv_wc->recv_buf.mad->mad_hdr))
+		ib_mad_deliver_response(priv, recv_wc);
+	else
+		priv->agent.recv_handler(&priv->agent, NULL, recv_wc);
+out_put:
+	ib_mad_agent_put(priv);
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_deliver);
+
+/* Steps of a receive completion after the buffer is set up. */
+static void ib_mad_recv_process(struct ib_mad_qp_info *qp_info,
+				struct ib_mad_recv_priv *priv, bool opa)
+{
+	struct ib_mad_port_private *port = qp_info->port_priv;
+	const struct ib_mad_hdr *hdr = (const struct ib_mad_hdr *)priv->mad;
+	struct ib_mad_agent_private *agent;
+	u32 port_num = port->port_num;
+	int ret;
+
+	if (rdma_cap_ib_switch(port->device))
+		port_num = priv->wc.port_num;
+	if (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
+	    !ib_mad_recv_dr_smp(qp_info, priv, port_num, opa)) {
+		ib_mad_stat_inc(port, IB_MAD_STAT_DROP_SMI);
+		goto out_free;
+	}
+	ret = ib_mad_recv_driver(qp_info, priv, port_num, opa);
+	if ((ret & IB_MAD_RESULT_SUCCESS) &&
+	    (ret & (IB_MAD_RESULT_CONSUMED | IB_MAD_RESULT_REPLY)))
+		goto out_free;
+
+	agent = ib_mad_find_agent(port, hdr);
+	if (agent) {
+		ib_mad_deliver(agent, &priv->recv_wc);
+		return;
+	}
+	ib_mad_stat_inc(port, IB_MAD_STAT_DROP_NO_AGENT);
+	if (ret & IB_MAD_RESULT_SUCCESS)
+		ib_mad_recv_unsupported(qp_info, priv, port_num, opa);
+out_free:
+	ib_mad_recv_priv_free(priv);
+}
+
+/**
+ * ib_mad_recv_done() - completion handler of a posted receive buffer
+ * @cq: the port's CQ
+ * @wc: the completion
+ *
+ * Context: CQ work (process context).
+ */
+void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ib_mad_recv_priv *priv =
+		container_of(wc->wr_cqe, struct ib_mad_recv_priv, mad_list.cqe);
+	struct ib_mad_qp_info *qp_info = priv->mad_list.mad_queue->qp_info;
+	struct ib_mad_port_private *port = qp_info->port_priv;
+	bool opa = rdma_cap_opa_mad(port->device, port->port_num);
+
+	ib_mad_recv_take(priv);
+	if (wc->status != IB_WC_SUCCESS) {
+		/* Flushed at teardown, or the QP broke: nothing to read. */
+		ib_mad_recv_priv_free(priv);
+		return;
+	}
+	ib_mad_stat_inc(port, IB_MAD_STAT_RECV);
+	if (!ib_mad_recv_setup(priv, wc, opa) ||
+	    !ib_mad_recv_validate((const struct ib_mad_hdr *)priv->mad,
+				  qp_info->qp->qp_num, opa)) {
+		ib_mad_stat_inc(port, IB_MAD_STAT_DROP_INVALID);
+		ib_mad_recv_priv_free(priv);
+		return;
+	}
+	trace_ib_mad_recv(port, qp_info->qp->qp_num, wc,
+			  (const struct ib_mad_hdr *)priv->mad);
+	ib_mad_recv_process(qp_info, priv, opa);
+}
+
+/* Address matching ------------------------------------------------------ */
+
+/*
+ * The source and destination GIDs of a received MAD. On RoCE v2 the 40
+ * bytes in front of the MAD hold an IPv6 header, or an IPv4 header in
+ * their last 20 bytes; its addresses become IPv4-mapped GIDs.
+ */
+VISIBLE_IF_KUNIT int ib_mad_recv_gids(struct ib_mad_agent_private *priv,
+				      const struct ib_mad_recv_wc *recv_wc,
+				      union ib_gid *sgid, union ib_gid *dgid)
+{
+	const union rdma_network_hdr *hdr =
+		(const union rdma_network_hdr *)recv_wc->recv_buf.grh;
+	const struct ib_wc *wc = recv_wc->wc;
+	enum rdma_network_type net = RDMA_NETWORK_IB;
+
+	if (!hdr)
+		return -EINVAL;
+	if (rdma_protocol_roce(priv->agent.device, priv->agent.port_num)) {
+		if (wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE)
+			net = wc->network_hdr_type;
+		else if (ib_get_rdma_header_version(hdr) == 4)
+			net = RDMA_NETWORK_IPV4;
+	}
+	return ib_get_gids_from_rdma_hdr(hdr, net, sgid, dgid);
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_gids);
+
+/* With GRHs: compare the GIDs the request and the response carry. */
+static bool ib_mad_recv_gid_matches(struct ib_mad_agent_private *priv,
+				    const struct rdma_ah_attr *attr,
+				    const struct ib_mad_recv_wc *recv_wc,
+				    bool recv_is_response)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
+	union ib_gid rsgid, rdgid, our_gid;
+
+	if (ib_mad_recv_gids(priv, recv_wc, &rsgid, &rdgid))
+		return false;
+	if (!recv_is_response)
+		return !memcmp(grh->dgid.raw, rsgid.raw, sizeof(rsgid.raw));
+	/* A response is addressed to the GID our request came from. */
+	if (rdma_query_gid(priv->agent.device, priv->agent.port_num,
+			   grh->sgid_index, &our_gid))
+		return false;
+	return !memcmp(our_gid.raw, rdgid.raw, sizeof(our_gid.raw));
+}
+
+/**
+ * ib_mad_recv_matches_send() - does a MAD come from the peer of a send?
+ * @priv: the agent
+ * @wr: an outstanding send
+ * @recv_wc: a received MAD with the send's TID and class
+ *
+ * One of the two must be a request and the other a response. A response
+ * to our request must be addressed to us: to the GID the request was sent
+ * from, or without GRH to our LID (path bits under the LMC). A request
+ * (an RMPP ACK to a response we send) must come from where the send goes.
+ *
+ * Context: any.
+ * Return: true if @recv_wc belongs to the exchange of @wr.
+ */
+bool ib_mad_recv_matches_send(struct ib_mad_agent_private *priv,
+			      const struct ib_mad_send_wr_private *wr,
+			      const struct ib_mad_recv_wc *recv_wc)
+{
+	bool send_resp = ib_response_mad(wr->send_buf.mad);
+	bool recv_resp = ib_response_mad(&recv_wc->recv_buf.mad->mad_hdr);
+	struct rdma_ah_attr attr;
+	bool has_grh;
+	u8 lmc;
+
+	if (send_resp == recv_resp || !wr->send_buf.ah)
+		return false;
+	if (rdma_query_ah(wr->send_buf.ah, &attr))
+		return false;
+	has_grh = rdma_ah_get_ah_flags(&attr) & IB_AH_GRH;
+	if (has_grh != !!(recv_wc->wc->wc_flags & IB_WC_GRH))
+		return false;
+	if (has_grh)
+		return ib_mad_recv_gid_matches(priv, &attr, recv_wc, recv_resp);
+	if (!recv_resp)
+		return rdma_ah_get_dlid(&attr) == recv_wc->wc->slid;
+	if (ib_get_cached_lmc(priv->agent.device, priv->agent.port_num, &lmc))
+		return false;
+	return !lmc || !((rdma_ah_get_path_bits(&attr) ^
+			  recv_wc->wc->dlid_path_bits) & ((1 << lmc) - 1));
+}

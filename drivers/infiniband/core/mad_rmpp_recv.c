@@ -1,0 +1,871 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * RMPP receiver: sorts incoming RMPP MADs by type and reassembles DATA
+ * segments into one message.
+ *
+ * A reassembly (struct mad_rmpp_recv) is keyed by TID, source QP, source
+ * LID or GID, class, class version and method.  Its first segment's
+ * ib_mad_recv_wc becomes the message: later segments are linked on its
+ * rmpp_list in segment order, and the whole list is handed to the core
+ * when the segment flagged Last joins the gap-free run.  The reassembly
+ * then stays on the agent's list for a while, so that a sender that missed
+ * our final ACK and repeats its last segment is answered again, and so
+ * that the window granted for the response of a double-sided transfer can
+ * be found.
+ *
+ * Lifetime: a reassembly is referenced by the agent's list while it is on
+ * it, by its delayed work while that is queued, and by whoever is working
+ * on it.  It holds a reference to the agent, so the agent outlives its
+ * delayed work.  Whoever takes it off the list (its timer, a protocol
+ * error, or unregistration) marks it GONE under the agent lock and drops
+ * the list's reference.
+ */
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+
+#include "mad_rmpp.h"
+
+enum mad_rmpp_recv_state {
+	MAD_RMPP_RECV_ACTIVE,		/* collecting segments */
+	MAD_RMPP_RECV_COMPLETE,		/* delivered, remembered for repeats */
+	MAD_RMPP_RECV_GONE,		/* off the list, waiting to be freed */
+};
+
+/**
+ * struct mad_rmpp_key - what identifies one transfer
+ * @tid: transaction ID
+ * @sgid: source GID, zero when the MAD came without a GRH
+ * @src_qp: source QP
+ * @slid: source LID
+ * @mgmt_class: management class
+ * @class_version: class version
+ * @method: method
+ */
+struct mad_rmpp_key {
+	__be64 tid;
+	union ib_gid sgid;
+	u32 src_qp;
+	u32 slid;
+	u8 mgmt_class;
+	u8 class_version;
+	u8 method;
+};
+
+/**
+ * struct mad_rmpp_recv - one reassembly
+ * @list: link on ib_mad_agent_private.rmpp_list (agent lock)
+ * @priv: the agent, referenced
+ * @ref: see "Lifetime" above
+ * @work: stall timer while ACTIVE, forget timer while COMPLETE
+ * @state: enum mad_rmpp_recv_state (agent lock)
+ * @win: receive window (agent lock)
+ * @rmpp_wc: first segment, heading the segment list; NULL once delivered
+ *	or discarded (agent lock)
+ * @run_end: last segment of the gap-free run from segment 1 (agent lock)
+ * @repwin: window the requester granted for our response (agent lock)
+ * @key: identity of the transfer
+ * @tmpl: headers and address for our ACKs
+ * @ah: address handle back to the sender while ACTIVE; released when the
+ *	transfer completes, repeats are then answered with one-off replies
+ *	(agent lock)
+ * @mad_size: size of one segment on the wire
+ * @hdr_len: class data offset
+ * @first_paylen: payload length announced by segment 1
+ * @max_segs: most segments we accept
+ * @wait_ms: silence tolerated between two steps of progress
+ */
+struct mad_rmpp_recv {
+	struct list_head list;
+	struct ib_mad_agent_private *priv;
+	refcount_t ref;
+	struct delayed_work work;
+	enum mad_rmpp_recv_state state;
+	struct mad_rmpp_recv_win win;
+	struct ib_mad_recv_wc *rmpp_wc;
+	struct ib_mad_recv_buf *run_end;
+	u32 repwin;
+
+	struct mad_rmpp_key key;
+	struct mad_rmpp_tmpl tmpl;
+	struct mad_rmpp_ah *ah;
+	u32 mad_size;
+	u32 hdr_len;
+	u32 first_paylen;
+	u32 max_segs;
+	unsigned int wait_ms;
+};
+
+/**
+ * struct mad_rmpp_step - what to do once the agent lock is dropped
+ * @ctrl: control MAD to send to the sender; type 0 for none
+ * @ah: reference to the address handle to send @ctrl on; NULL to answer
+ *	the segment being processed with a one-off reply
+ * @drop_ah: the transfer's own reference to its handle, given up
+ * @deliver: complete message for the core
+ * @discard: segments to free
+ * @trim: segments beyond the Last one, to free
+ * @puts: references to drop on the reassembly
+ */
+struct mad_rmpp_step {
+	struct mad_rmpp_ctrl ctrl;
+	struct mad_rmpp_ah *ah;
+	struct mad_rmpp_ah *drop_ah;
+	struct ib_mad_recv_wc *deliver;
+	struct ib_mad_recv_wc *discard;
+	struct ib_mad_recv_wc *trim;
+	int puts;
+};
+
+static struct ib_rmpp_hdr *mad_rmpp_hdr_of(const struct ib_mad_recv_buf *buf)
+{
+	return &((struct ib_rmpp_mad *)buf->mad)->rmpp_hdr;
+}
+
+/* Size of one segment of the transfer a received MAD belongs to. */
+static u32 mad_rmpp_seg_mad_size(const struct ib_mad_recv_wc *recv_wc)
+{
+	if (recv_wc->recv_buf.mad->mad_hdr.base_version == OPA_MGMT_BASE_VERSION &&
+	    recv_wc->mad_seg_size >= OPA_MGMT_MAD_SIZE)
+		return OPA_MGMT_MAD_SIZE;
+	return IB_MGMT_MAD_SIZE;
+}
+
+/**
+ * mad_rmpp_recv_window() - segments granted with each receive window
+ * @priv: the receiving agent
+ *
+ * An eighth of the receive ring, so that a window in flight never takes
+ * more than a fraction of the buffers that all MADs of the port share.
+ *
+ * Context: Any context.
+ * Return: the window, at least 1.
+ */
+u32 mad_rmpp_recv_window(const struct ib_mad_agent_private *priv)
+{
+	return max(priv->qp_info->recv_queue.max_active / 8, 1);
+}
+
+/*
+ * The source GID of a MAD that came with a GRH.  On RoCE v2 over IPv4 the
+ * 40 bytes in front of the MAD hold an IPv4 header, not a GRH; the GID is
+ * then the IPv4-mapped source address.
+ */
+static void mad_rmpp_src_gid(const struct ib_mad_agent_private *priv,
+			     const struct ib_mad_recv_wc *recv_wc,
+			     union ib_gid *sgid)
+{
+	const struct ib_wc *wc = recv_wc->wc;
+	enum rdma_network_type type = RDMA_NETWORK_IB;
+	const union rdma_network_hdr *nh;
+	union ib_gid dgid;
+
+	memset(sgid, 0, sizeof(*sgid));
+	if (!(wc->wc_flags & IB_WC_GRH) || !recv_wc->recv_buf.grh)
+		return;
+
+	nh = (const union rdma_network_hdr *)recv_wc->recv_buf.grh;
+	if (wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE)
+		type = wc->network_hdr_type;
+	else if (!rdma_protocol_ib(priv->agent.device, priv->agent.port_num))
+		type = ib_get_rdma_header_version(nh) == 4 ?
+		       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+
+	if (ib_get_gids_from_rdma_hdr(nh, type, sgid, &dgid))
+		memset(sgid, 0, sizeof(*sgid));
+}
+
+static void mad_rmpp_key_init(const struct ib_mad_agent_private *priv,
+			      const struct ib_mad_recv_wc *recv_wc,
+			      struct mad_rmpp_key *key)
+{
+	const struct ib_mad_hdr *hdr = &recv_wc->recv_buf.mad->mad_hdr;
+
+	key->tid = hdr->tid;
+	key->src_qp = recv_wc->wc->src_qp;
+	key->slid = recv_wc->wc->slid;
+	key->mgmt_class = hdr->mgmt_class;
+	key->class_version = hdr->class_version;
+	key->method = hdr->method;
+	mad_rmpp_src_gid(priv, recv_wc, &key->sgid);
+}
+
+static bool mad_rmpp_key_equal(const struct mad_rmpp_key *a,
+			       const struct mad_rmpp_key *b)
+{
+	return a->tid == b->tid && a->src_qp == b->src_qp &&
+	       a->slid == b->slid && a->mgmt_class == b->mgmt_class &&
+	       a->class_version == b->class_version &&
+	       a->method == b->method &&
+	       !memcmp(&a->sgid, &b->sgid, sizeof(a->sgid));
+}
+
+static struct mad_rmpp_recv *
+mad_rmpp_recv_find_locked(struct ib_mad_agent_private *priv,
+			  const struct mad_rmpp_key *key)
+{
+	struct mad_rmpp_recv *r;
+
+	lockdep_assert_held(&priv->lock);
+
+	list_for_each_entry(r, &priv->rmpp_list, list)
+		if (mad_rmpp_key_equal(&r->key, key))
+			return r;
+	return NULL;
+}
+
+static void mad_rmpp_free_segs(struct ib_mad_recv_wc *recv_wc)
+{
+	if (recv_wc)
+		ib_free_recv_mad(recv_wc);
+}
+
+static void mad_rmpp_recv_put(struct mad_rmpp_recv *r)
+{
+	struct ib_mad_agent_private *priv = r->priv;
+
+	if (!refcount_dec_and_test(&r->ref))
+		return;
+	mad_rmpp_free_segs(r->rmpp_wc);
+	if (r->ah)
+		mad_rmpp_ah_put(r->ah);
+	kfree(r);
+	ib_mad_agent_put(priv);
+}
+
+static void mad_rmpp_recv_put_many(struct mad_rmpp_recv *r, int puts)
+{
+	while (puts-- > 0)
+		mad_rmpp_recv_put(r);
+}
+
+/* (Re)arm the timer; a newly queued work holds a reference. */
+static void mad_rmpp_recv_arm_locked(struct mad_rmpp_recv *r)
+{
+	lockdep_assert_held(&r->priv->lock);
+
+	if (!mod_delayed_work(ib_mad_agent_port(r->priv)->wq, &r->work,
+			      msecs_to_jiffies(r->wait_ms)))
+		refcount_inc(&r->ref);
+}
+
+/* Plan a control MAD; it goes out on the transfer's handle if it has one. */
+static void mad_rmpp_recv_ctrl_locked(struct mad_rmpp_recv *r,
+				      struct mad_rmpp_step *step, u8 type,
+				      u8 status)
+{
+	lockdep_assert_held(&r->priv->lock);
+
+	step->ctrl.type = type;
+	step->ctrl.status = status;
+	if (r->ah && !step->ah) {
+		kref_get(&r->ah->ref);
+		step->ah = r->ah;
+	}
+}
+
+/**
+ * mad_rmpp_recv_kill_locked() - end a reassembly before it completed
+ * @r: the reassembly, ACTIVE or COMPLETE
+ * @step: collects what is left to do after the lock is dropped
+ * @type: control MAD to tell the sender with (STOP or ABORT), 0 for none
+ * @status: its RMPP status
+ *
+ * Context: Agent lock held.
+ */
+static void mad_rmpp_recv_kill_locked(struct mad_rmpp_recv *r,
+				      struct mad_rmpp_step *step,
+				      u8 type, u8 status)
+{
+	lockdep_assert_held(&r->priv->lock);
+
+	r->state = MAD_RMPP_RECV_GONE;
+	list_del_init(&r->list);
+	step->discard = r->rmpp_wc;
+	r->rmpp_wc = NULL;
+	step->puts++;				/* the list's reference */
+	if (cancel_delayed_work(&r->work))
+		step->puts++;			/* the queued work's */
+	if (type)
+		mad_rmpp_recv_ctrl_locked(r, step, type, status);
+}
+
+static void mad_rmpp_recv_ack_locked(struct mad_rmpp_recv *r,
+				     struct mad_rmpp_step *step)
+{
+	mad_rmpp_recv_ctrl_locked(r, step, IB_MGMT_RMPP_TYPE_ACK, 0);
+	step->ctrl.seg_num = mad_rmpp_recv_win_ack(&r->win, &step->ctrl.newwin);
+}
+
+/*
+ * Cut off any segment beyond the Last one (only a broken sender makes
+ * them): they move onto the rmpp_list of the first of them, which the
+ * caller frees once the lock is dropped.
+ */
+static void mad_rmpp_recv_trim_locked(struct mad_rmpp_recv *r,
+				      struct mad_rmpp_step *step)
+{
+	struct list_head *segs = &r->rmpp_wc->rmpp_list;
+	struct ib_mad_recv_wc *extra;
+	LIST_HEAD(run);
+
+	if (list_is_last(&r->run_end->list, segs))
+		return;
+
+	extra = container_of(list_next_entry(r->run_end, list),
+			     struct ib_mad_recv_wc, recv_buf);
+	list_cut_position(&run, segs, &r->run_end->list);
+	INIT_LIST_HEAD(&extra->rmpp_list);
+	list_splice_init(segs, &extra->rmpp_list);
+	list_splice(&run, segs);
+	step->trim = extra;
+}
+
+/**
+ * mad_rmpp_recv_complete_locked() - the Last segment joined the run
+ * @r: the reassembly
+ * @step: collects the message to deliver and the final ACK
+ *
+ * Checks the lengths the sender announced against what arrived; a
+ * mismatch aborts the transfer with "inconsistent Last and PayLen".
+ *
+ * Context: Agent lock held.
+ */
+static void mad_rmpp_recv_complete_locked(struct mad_rmpp_recv *r,
+					  struct mad_rmpp_step *step)
+{
+	u32 last_paylen;
+	u8 status = 0;
+	int len;
+
+	lockdep_assert_held(&r->priv->lock);
+
+	last_paylen = be32_to_cpu(mad_rmpp_hdr_of(r->run_end)->paylen_newwin);
+	len = mad_rmpp_recv_len(r->mad_size, r->hdr_len, r->win.seg_num,
+				r->first_paylen, last_paylen, &status);
+	if (len < 0) {
+		mad_rmpp_recv_kill_locked(r, step, IB_MGMT_RMPP_TYPE_ABORT,
+					  status ? status :
+					  IB_MGMT_RMPP_STATUS_UNSPEC);
+		return;
+	}
+
+	mad_rmpp_recv_trim_locked(r, step);
+	r->rmpp_wc->mad_len = len;
+	step->deliver = r->rmpp_wc;
+	r->rmpp_wc = NULL;
+	r->state = MAD_RMPP_RECV_COMPLETE;
+	mad_rmpp_recv_ack_locked(r, step);
+	/*
+	 * The final ACK is the last MAD that needs the handle for sure; a
+	 * repeat of the last segment is answered on a handle made for it.
+	 */
+	step->drop_ah = r->ah;
+	r->ah = NULL;
+	mad_rmpp_recv_arm_locked(r);
+}
+
+/**
+ * mad_rmpp_recv_progress_locked() - account for a segment just kept
+ * @r: the reassembly
+ * @step: collects ACKs and the message to deliver
+ *
+ * Context: Agent lock held.
+ */
+static void mad_rmpp_recv_progress_locked(struct mad_rmpp_recv *r,
+					  struct mad_rmpp_step *step)
+{
+	u32 seg_num = r->win.seg_num;
+	bool last;
+
+	lockdep_assert_held(&r->priv->lock);
+
+	r->run_end = mad_rmpp_seg_walk(&r->rmpp_wc->rmpp_list, r->run_end,
+				       &seg_num, &last);
+	if (seg_num == r->win.seg_num)
+		return;			/* a gap is still open */
+
+	switch (mad_rmpp_recv_win_advance(&r->win, seg_num, last)) {
+	case MAD_RMPP_RECV_DONE:
+		mad_rmpp_recv_complete_locked(r, step);
+		return;
+	case MAD_RMPP_RECV_ACK:
+		mad_rmpp_recv_ack_locked(r, step);
+		break;
+	case MAD_RMPP_RECV_WAIT:
+		break;
+	}
+	mad_rmpp_recv_arm_locked(r);
+}
+
+/**
+ * mad_rmpp_recv_seg_locked() - take one more segment into a reassembly
+ * @r: the reassembly
+ * @recv_wc: the segment, owned by the caller
+ * @step: collects what is left to do after the lock is dropped
+ *
+ * Context: Agent lock held.
+ * Return: true when @recv_wc was linked into the message, false when the
+ * caller must free it.
+ */
+static bool mad_rmpp_recv_seg_locked(struct mad_rmpp_recv *r,
+				     struct ib_mad_recv_wc *recv_wc,
+				     struct mad_rmpp_step *step)
+{
+	struct ib_mad_recv_buf *buf = &recv_wc->recv_buf;
+	u32 seg_num = mad_rmpp_seg_num(buf);
+
+	lockdep_assert_held(&r->priv->lock);
+
+	if (r->state == MAD_RMPP_RECV_GONE)
+		return false;
+	if (r->state == MAD_RMPP_RECV_ACTIVE && seg_num > r->max_segs) {
+		mad_rmpp_recv_kill_locked(r, step, IB_MGMT_RMPP_TYPE_STOP,
+					  IB_MGMT_RMPP_STATUS_RESX);
+		return false;
+	}
+
+	switch (mad_rmpp_recv_win_classify(&r->win, seg_num)) {
+	case MAD_RMPP_SEG_REACK:
+		mad_rmpp_recv_ack_locked(r, step);
+		return false;
+	case MAD_RMPP_SEG_DROP:
+		return false;
+	case MAD_RMPP_SEG_KEEP:
+		break;
+	}
+	if (WARN_ON_ONCE(r->state != MAD_RMPP_RECV_ACTIVE))
+		return false;
+
+	list_del_init(&buf->list);
+	if (mad_rmpp_seg_insert(&r->rmpp_wc->rmpp_list, buf)) {
+		list_add(&buf->list, &recv_wc->rmpp_list);
+		return false;
+	}
+	mad_rmpp_recv_progress_locked(r, step);
+	return true;
+}
+
+/*
+ * Send what the locked part decided, free what it discarded and drop its
+ * references.  @seg is the segment being processed when the caller still
+ * owns it: a transfer that gave up its address handle answers on a handle
+ * made for that segment.  Returns the message to deliver, if any.
+ */
+static struct ib_mad_recv_wc *
+mad_rmpp_recv_finish(struct mad_rmpp_recv *r, struct mad_rmpp_step *step,
+		     const struct ib_mad_recv_wc *seg)
+{
+	struct ib_mad_recv_wc *deliver = step->deliver;
+
+	if (step->ctrl.type && step->ah)
+		mad_rmpp_ctrl_send(r->priv, step->ah, &r->tmpl, &step->ctrl);
+	else if (step->ctrl.type && seg)
+		mad_rmpp_ctrl_reply(r->priv, seg, &step->ctrl);
+	if (step->ah)
+		mad_rmpp_ah_put(step->ah);
+	if (step->drop_ah)
+		mad_rmpp_ah_put(step->drop_ah);
+	mad_rmpp_free_segs(step->discard);
+	mad_rmpp_free_segs(step->trim);
+	mad_rmpp_recv_put_many(r, step->puts);
+	return deliver;
+}
+
+/* Continue a known reassembly; consumes @r's caller reference. */
+static struct ib_mad_recv_wc *mad_rmpp_recv_more(struct mad_rmpp_recv *r,
+						 struct ib_mad_recv_wc *recv_wc)
+{
+	struct ib_mad_agent_private *priv = r->priv;
+	struct mad_rmpp_step step = { .puts = 1 };
+	struct ib_mad_recv_wc *done;
+	unsigned long flags;
+	bool kept;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	kept = mad_rmpp_recv_seg_locked(r, recv_wc, &step);
+	spin_unlock_irqrestore(&priv->lock, flags);
+
+	if (kept)
+		return mad_rmpp_recv_finish(r, &step, NULL);
+	done = mad_rmpp_recv_finish(r, &step, recv_wc);
+	ib_free_recv_mad(recv_wc);
+	return done;
+}
+
+static void mad_rmpp_recv_timer(struct work_struct *work);
+
+/**
+ * mad_rmpp_recv_create() - set up a reassembly for a first segment
+ * @priv: the receiving agent
+ * @recv_wc: segment 1, owned by the caller
+ * @key: its key
+ *
+ * Context: Process context, may sleep.
+ * Return: the reassembly with one reference and not yet on the list, or
+ * NULL when memory or an address handle could not be had.
+ */
+static struct mad_rmpp_recv *
+mad_rmpp_recv_create(struct ib_mad_agent_private *priv,
+		     const struct ib_mad_recv_wc *recv_wc,
+		     const struct mad_rmpp_key *key)
+{
+	const struct ib_rmpp_mad *mad = (const void *)recv_wc->recv_buf.mad;
+	struct mad_rmpp_recv *r;
+	u32 expect;
+	u8 rtime;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return NULL;
+	if (mad_rmpp_tmpl_init(&r->tmpl, recv_wc))
+		goto err_free;
+	r->ah = mad_rmpp_ah_create(priv, recv_wc);
+	if (IS_ERR(r->ah))
+		goto err_free;
+
+	r->key = *key;
+	r->mad_size = mad_rmpp_seg_mad_size(recv_wc);
+	r->hdr_len = r->tmpl.hdr_len;
+	r->first_paylen = be32_to_cpu(mad->rmpp_hdr.paylen_newwin);
+	r->max_segs = MAD_RMPP_MAX_MSG_BYTES / (r->mad_size - r->hdr_len);
+	rtime = ib_get_rmpp_resptime((struct ib_rmpp_hdr *)&mad->rmpp_hdr);
+	r->wait_ms = MAD_RMPP_PEER_TRIES *
+		     (MAD_RMPP_ACK_WAIT_MAX_MS + mad_rmpp_peer_wait_ms(rtime));
+	expect = mad_rmpp_expect_segs(r->mad_size, r->first_paylen);
+	mad_rmpp_recv_win_init(&r->win, mad_rmpp_recv_window(priv), expect);
+	r->repwin = 1;
+	r->state = MAD_RMPP_RECV_ACTIVE;
+	INIT_LIST_HEAD(&r->list);
+	INIT_DELAYED_WORK(&r->work, mad_rmpp_recv_timer);
+	refcount_set(&r->ref, 1);
+	ib_mad_agent_get(priv);
+	r->priv = priv;
+	return r;
+
+err_free:
+	kfree(r);
+	return NULL;
+}
+
+/**
+ * mad_rmpp_recv_start_locked() - put a new reassembly to work
+ * @r: the reassembly, not yet on the list
+ * @recv_wc: its first segment, which becomes the message
+ * @step: collects the first ACK, or the whole message if it is one segment
+ *
+ * Context: Agent lock held.
+ */
+static void mad_rmpp_recv_start_locked(struct mad_rmpp_recv *r,
+				       struct ib_mad_recv_wc *recv_wc,
+				       struct mad_rmpp_step *step)
+{
+	u32 seg_num = 1;
+	bool last;
+
+	lockdep_assert_held(&r->priv->lock);
+
+	r->rmpp_wc = recv_wc;
+	r->run_end = &recv_wc->recv_buf;
+	if (r->priv->dying) {
+		/* Unregistration has swept the list already: stay off it. */
+		r->state = MAD_RMPP_RECV_GONE;
+		step->discard = recv_wc;
+		r->rmpp_wc = NULL;
+		return;
+	}
+	list_add_tail(&r->list, &r->priv->rmpp_list);
+	refcount_inc(&r->ref);		/* the list's; the caller keeps its */
+
+	if (r->win.expect > r->max_segs) {
+		mad_rmpp_recv_kill_locked(r, step, IB_MGMT_RMPP_TYPE_STOP,
+					  IB_MGMT_RMPP_STATUS_RESX);
+		return;
+	}
+	r->run_end = mad_rmpp_seg_walk(&recv_wc->rmpp_list, r->run_end,
+				       &seg_num, &last);
+	if (mad_rmpp_recv_win_advance(&r->win, seg_num, last) ==
+	    MAD_RMPP_RECV_DONE) {
+		mad_rmpp_recv_complete_locked(r, step);
+		return;
+	}
+	mad_rmpp_recv_ack_locked(r, step);
+	mad_rmpp_recv_arm_locked(r);
+}
+
+/* Segment 1: start a reassembly, or continue one it repeats. */
+static struct ib_mad_recv_wc *mad_rmpp_recv_first(struct ib_mad_agent_private *priv,
+						  struct ib_mad_recv_wc *recv_wc,
+						  const struct mad_rmpp_key *key)
+{
+	struct mad_rmpp_step step = { .puts = 1 };
+	struct mad_rmpp_recv *r, *old;
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	old = mad_rmpp_recv_find_locked(priv, key);
+	if (old)
+		refcount_inc(&old->ref);
+	spin_unlock_irqrestore(&priv->lock, flags);
+	if (old)
+		return mad_rmpp_recv_more(old, recv_wc);
+
+	r = mad_rmpp_recv_create(priv, recv_wc, key);
+	if (!r) {
+		ib_free_recv_mad(recv_wc);
+		return NULL;
+	}
+
+	spin_lock_irqsave(&priv->lock, flags);
+	old = mad_rmpp_recv_find_locked(priv, key);
+	if (old) {
+		/* Another copy of segment 1 got here first. */
+		refcount_inc(&old->ref);
+		spin_unlock_irqrestore(&priv->lock, flags);
+		mad_rmpp_recv_put(r);
+		return mad_rmpp_recv_more(old, recv_wc);
+	}
+	mad_rmpp_recv_start_locked(r, recv_wc, &step);
+	spin_unlock_irqrestore(&priv->lock, flags);
+
+	return mad_rmpp_recv_finish(r, &step, NULL);
+}
+
+static struct ib_mad_recv_wc *mad_rmpp_recv_later(struct ib_mad_agent_private *priv,
+						  struct ib_mad_recv_wc *recv_wc,
+						  const struct mad_rmpp_key *key)
+{
+	struct mad_rmpp_recv *r;
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	r = mad_rmpp_recv_find_locked(priv, key);
+	if (r)
+		refcount_inc(&r->ref);
+	spin_unlock_irqrestore(&priv->lock, flags);
+
+	if (!r) {
+		/* Segment 1 never came or the transfer was given up. */
+		ib_free_recv_mad(recv_wc);
+		return NULL;
+	}
+	return mad_rmpp_recv_more(r, recv_wc);
+}
+
+/**
+ * mad_rmpp_recv_data() - process a received DATA segment
+ * @priv: the receiving agent
+ * @recv_wc: the segment; ownership passes to this function
+ *
+ * Context: Process context, no MAD lock held.
+ * Return: the complete message, or NULL.
+ */
+static struct ib_mad_recv_wc *
+mad_rmpp_recv_data(struct ib_mad_agent_private *priv,
+		   struct ib_mad_recv_wc *recv_wc)
+{
+	struct ib_rmpp_hdr *hdr = mad_rmpp_hdr_of(&recv_wc->recv_buf);
+	struct mad_rmpp_key key;
+	u8 status;
+
+	status = mad_rmpp_check_data(hdr);
+	if (status) {
+		mad_rmpp_abort_peer(priv, recv_wc, status);
+		goto drop;
+	}
+	/*
+	 * Every segment is a full MAD; shorter ones cannot be reassembled.
+	 * (The core already dropped segments of responses nobody waits for.)
+	 */
+	if (recv_wc->mad_len < mad_rmpp_seg_mad_size(recv_wc))
+		goto drop;
+
+	mad_rmpp_key_init(priv, recv_wc, &key);
+	if (be32_to_cpu(hdr->seg_num) == 1)
+		return mad_rmpp_recv_first(priv, recv_wc, &key);
+	return mad_rmpp_recv_later(priv, recv_wc, &key);
+
+drop:
+	ib_free_recv_mad(recv_wc);
+	return NULL;
+}
+
+/**
+ * mad_rmpp_recv_timer() - a reassembly's time ran out
+ * @work: mad_rmpp_recv.work
+ *
+ * An ACTIVE transfer stalled: tell the sender "total time too long" and
+ * drop what arrived.  A COMPLETE one need not be remembered any longer.
+ *
+ * Context: Process context (the port's workqueue).
+ */
+static void mad_rmpp_recv_timer(struct work_struct *work)
+{
+	struct mad_rmpp_recv *r = container_of(to_delayed_work(work),
+					       struct mad_rmpp_recv, work);
+	struct ib_mad_agent_private *priv = r->priv;
+	struct mad_rmpp_step step = { .puts = 1 };	/* the work's own */
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	if (r->state == MAD_RMPP_RECV_ACTIVE)
+		mad_rmpp_recv_kill_locked(r, &step, IB_MGMT_RMPP_TYPE_ABORT,
+					  IB_MGMT_RMPP_STATUS_T2L);
+	else if (r->state == MAD_RMPP_RECV_COMPLETE)
+		mad_rmpp_recv_kill_locked(r, &step, 0, 0);
+	spin_unlock_irqrestore(&priv->lock, flags);
+
+	mad_rmpp_recv_finish(r, &step, NULL);
+}
+
+/**
+ * ib_mad_rmpp_cancel_recvs() - forget every reassembly of an agent
+ * @priv: the agent, already out of the dispatch tables
+ *
+ * Context: Process context, may sleep; no MAD lock held.
+ */
+void ib_mad_rmpp_cancel_recvs(struct ib_mad_agent_private *priv)
+{
+	struct mad_rmpp_recv *r, *tmp;
+	unsigned long flags;
+	LIST_HEAD(gone);
+
+	spin_lock_irqsave(&priv->lock, flags);
+	list_for_each_entry_safe(r, tmp, &priv->rmpp_list, list) {
+		r->state = MAD_RMPP_RECV_GONE;
+		list_move(&r->list, &gone);
+	}
+	spin_unlock_irqrestore(&priv->lock, flags);
+
+	list_for_each_entry_safe(r, tmp, &gone, list) {
+		list_del_init(&r->list);
+		if (cancel_delayed_work_sync(&r->work))
+			mad_rmpp_recv_put(r);
+		mad_rmpp_recv_put(r);
+	}
+}
+
+/**
+ * mad_rmpp_recv_note_ds_ack() - the requester grants a window for our response
+ * @priv: the agent
+ * @recv_wc: an ACK with segment number 0 that matched none of our sends
+ *
+ * In a double-sided transfer the requester, once its request is fully
+ * acknowledged, sends an ACK for segment 0 whose window applies to the
+ * response.  It carries the request's TID, source and method (the response
+ * bit flipped back), so it finds the finished reassembly of the request.
+ *
+ * Context: Agent lock held.
+ */
+void mad_rmpp_recv_note_ds_ack(struct ib_mad_agent_private *priv,
+			       const struct ib_mad_recv_wc *recv_wc)
+{
+	const struct ib_rmpp_mad *mad = (const void *)recv_wc->recv_buf.mad;
+	struct mad_rmpp_key key;
+	struct mad_rmpp_recv *r;
+
+	lockdep_assert_held(&priv->lock);
+
+	mad_rmpp_key_init(priv, recv_wc, &key);
+	r = mad_rmpp_recv_find_locked(priv, &key);
+	if (r && r->state == MAD_RMPP_RECV_COMPLETE)
+		r->repwin = max(be32_to_cpu(mad->rmpp_hdr.paylen_newwin), 1U);
+}
+
+static bool mad_rmpp_recv_from_dest(const struct mad_rmpp_recv *r,
+				    const struct rdma_ah_attr *attr)
+{
+	const union ib_gid zero = {};
+
+	if (r->key.slid != rdma_ah_get_dlid(attr))
+		return false;
+	if (!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
+		return !memcmp(&r->key.sgid, &zero, sizeof(zero));
+	return !memcmp(&r->key.sgid, &rdma_ah_read_grh(attr)->dgid,
+		       sizeof(r->key.sgid));
+}
+
+/**
+ * mad_rmpp_recv_peer_window() - first window for an RMPP response
+ * @priv: the agent
+ * @wr: the response about to be sent
+ *
+ * Finds the finished reassembly of the request this responds to (same TID,
+ * class and version, a request method, coming from the response's
+ * destination) and returns the window its requester granted.
+ *
+ * Context: Agent lock held.
+ * Return: the window, 1 when nothing was granted.
+ */
+u32 mad_rmpp_recv_peer_window(struct ib_mad_agent_private *priv,
+			      struct ib_mad_send_wr_private *wr)
+{
+	const struct ib_mad_hdr *hdr = wr->send_buf.mad;
+	struct rdma_ah_attr attr;
+	struct mad_rmpp_recv *r;
+	u32 newwin = 1;
+
+	lockdep_assert_held(&priv->lock);
+
+	if (!wr->send_buf.ah || rdma_query_ah(wr->send_buf.ah, &attr))
+		return newwin;
+	list_for_each_entry(r, &priv->rmpp_list, list) {
+		if (r->state != MAD_RMPP_RECV_COMPLETE ||
+		    r->key.tid != hdr->tid ||
+		    r->key.mgmt_class != hdr->mgmt_class ||
+		    r->key.class_version != hdr->class_version ||
+		    (r->key.method & IB_MGMT_METHOD_RESP) ||
+		    !mad_rmpp_recv_from_dest(r, &attr))
+			continue;
+		newwin = r->repwin;
+		break;
+	}
+	return newwin;
+}
+
+/**
+ * ib_mad_rmpp_recv() - process a received RMPP MAD of a kernel RMPP agent
+ * @priv: the receiving agent, referenced by the caller
+ * @recv_wc: a MAD of an RMPP class with the Active flag; ownership passes
+ *	to this function
+ *
+ * DATA segments go into reassembly; ACK, STOP and ABORT drive our sends.
+ * A MAD of an RMPP version or type we do not know ends any send it matches
+ * and is answered with an ABORT.
+ *
+ * Context: Process context, may sleep; no MAD lock held.
+ * Return: a complete message (its first segment's work completion, all
+ * segments on its rmpp_list in order) for the core to deliver, or NULL
+ * when the MAD was consumed.
+ */
+struct ib_mad_recv_wc *ib_mad_rmpp_recv(struct ib_mad_agent_private *priv,
+					struct ib_mad_recv_wc *recv_wc)
+{
+	struct ib_rmpp_hdr *hdr = mad_rmpp_hdr_of(&recv_wc->recv_buf);
+	u8 status, reply;
+
+	if (!(ib_get_rmpp_flags(hdr) & IB_MGMT_RMPP_FLAG_ACTIVE))
+		return recv_wc;
+	if (recv_wc->mad_len < IB_MGMT_RMPP_HDR)
+		goto free;
+
+	status = mad_rmpp_check_hdr(hdr);
+	if (status) {
+		mad_rmpp_send_handle_abort(priv, recv_wc, status, status);
+		goto free;
+	}
+
+	switch (hdr->rmpp_type) {
+	case IB_MGMT_RMPP_TYPE_DATA:
+		return mad_rmpp_recv_data(priv, recv_wc);
+	case IB_MGMT_RMPP_TYPE_ACK:
+		mad_rmpp_send_handle_ack(priv, recv_wc);
+		break;
+	default:	/* STOP or ABORT */
+		status = mad_rmpp_peer_abort_status(hdr, &reply);
+		mad_rmpp_send_handle_abort(priv, recv_wc, status, reply);
+		break;
+	}
+free:
+	ib_free_recv_mad(recv_wc);
+	return NULL;
+}

@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * MAD sends: posting, and the lifecycle of a posted send (buffers are
+ * allocated in mad_buf.c).
+ *
+ * A send buffer moves through the states of enum ib_mad_send_state (see
+ * mad_priv.h for the diagram), always under its agent's lock. Outstanding
+ * sends (ON_WIRE, WAIT_RESP) sit in the agent's TID hash so that responses,
+ * RMPP ACKs and cancels find them without scanning; sends waiting for a
+ * response also sit on the agent's wait_list, sorted by deadline, which a
+ * single delayed work per agent serves.
+ *
+ * The send handler runs exactly once per posted buffer, never from
+ * ib_post_send_mad(), ib_modify_mad() or anything else a client calls
+ * under its own locks: completions found in those paths go on the agent's
+ * done_list and the timed work runs them.
+ */
+
+#include <linux/slab.h>
+#include <kunit/visibility.h>
+#include <rdma/ib_cache.h>
+
+#include "core_priv.h"
+#include "mad_priv.h"
+
+#include <trace/events/ib_mad.h>
+
+/* State machine helpers (agent lock held) ------------------------------ */
+
+static void ib_mad_send_unhash_locked(struct ib_mad_send_wr_private *wr)
+{
+	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	hash_del(&wr->tid_node);
+	list_del_init(&wr->agent_list);
+}
+
+/*
+ * Arm the agent's work: now if completions wait on the done list, else for
+ * the earliest deadline on the wait list.
+ */
+static void ib_mad_agent_rearm_locked(struct ib_mad_agent_private *priv)
+{
+	struct ib_mad_send_wr_private *first;
+	long delay = 0;
+
+	lockdep_assert_held(&priv->lock);
+	if (list_empty(&priv->done_list)) {
+		if (list_empty(&priv->wait_list))
+			return;
+		first = list_first_entry(&priv->wait_list,
+					 struct ib_mad_send_wr_private,
+					 agent_list);
+		delay = max_t(long, (long)(first->timeout - jiffies), 0);
+	}
+	mod_delayed_work(ib_mad_agent_port(priv)->wq, &priv->timed_work, delay);
+}
+
+/*
+ * Final transition for a send whose completion runs later from the timed
+ * work: used where a handler must not run synchronously.
+ */
+static void ib_mad_send_defer_done_locked(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+
+	lockdep_assert_held(&priv->lock);
+	ib_mad_send_unhash_locked(wr);
+	wr->state = IB_MAD_SEND_DONE;
+	list_add_tail(&wr->agent_list, &priv->done_list);
+	ib_mad_agent_rearm_locked(priv);
+}
+
+/* Final transition for a send completed by the caller after unlocking. */
+static void ib_mad_send_done_locked(struct ib_mad_send_wr_private *wr)
+{
+	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	ib_mad_send_unhash_locked(wr);
+	wr->state = IB_MAD_SEND_DONE;
+}
+
+/*
+ * Run the completion of a DONE send. No MAD lock held. The handler may
+ * free the buffer and, with it, drop the last reference on the agent.
+ */
+static void ib_mad_send_complete(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+	struct ib_mad_port_private *port = ib_mad_agent_port(priv);
+	struct ib_mad_send_wc wc = {
+		.send_buf = &wr->send_buf,
+		.status = wr->status,
+		.vendor_err = wr->vendor_err,
+	};
+
+	trace_ib_mad_send_complete(wr, &wc);
+	ib_mad_stat_dec(port, IB_MAD_STAT_OUTSTANDING);
+	if (wc.status == IB_WC_RESP_TIMEOUT_ERR)
+		ib_mad_stat_inc(port, IB_MAD_STAT_TIMEOUT);
+	if (wr->internal_done)
+		wr->internal_done(wr, &wc);
+	else
+		priv->agent.send_handler(&priv->agent, &wc);
+}
+
+/**
+ * ib_mad_send_post_locked() - post one work request of a send
+ * @wr: the send, ON_WIRE or WAIT_RESP
+ *
+ * Maps the header and the payload (ib_mad_send_payload()) and hands the
+ * work request to the QP or its overflow list. The send becomes ON_WIRE.
+ *
+ * Context: agent lock held; does not sleep.
+ * Return: 0 or a negative errno; on error nothing was posted.
+ */
+int ib_mad_send_post_locked(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_device *dev = wr->mad_agent_priv->agent.device;
+	void *payload = ib_mad_send_payload(wr);
+	int ret;
+
+	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	if (WARN_ON_ONCE(!payload))
+		return -EINVAL;
+	wr->sg_list[0].addr = ib_dma_map_single(dev, wr->send_buf.mad,
+						wr->sg_list[0].length,
+						DMA_TO_DEVICE);
+	if (unlikely(ib_dma_mapping_error(dev, wr->sg_list[0].addr)))
+		return -ENOMEM;
+	wr->sg_list[1].addr = ib_dma_map_single(dev, payload,
+						wr->sg_list[1].length,
+						DMA_TO_DEVICE);
+	if (unlikely(ib_dma_mapping_error(dev, wr->sg_list[1].addr))) {
+		ret = -ENOMEM;
+		goto err_unmap_header;
+	}
+	wr->header_mapping = wr->sg_list[0].addr;
+	wr->payload_mapping = wr->sg_list[1].addr;
+	ret = ib_mad_qp_post_send(wr);
+	if (ret)
+		goto err_unmap_payload;
+
+	wr->wr_inflight++;
+	wr->state = IB_MAD_SEND_ON_WIRE;
+	list_del_init(&wr->agent_list);		/* off the wait list */
+	trace_ib_mad_send_post(wr);
+	return 0;
+
+err_unmap_payload:
+	ib_dma_unmap_single(dev, wr->sg_list[1].addr, wr->sg_list[1].length,
+			    DMA_TO_DEVICE);
+err_unmap_header:
+	ib_dma_unmap_single(dev, wr->sg_list[0].addr, wr->sg_list[0].length,
+			    DMA_TO_DEVICE);
+	return ret;
+}
+
+/**
+ * ib_mad_send_wait_locked() - wait for a response or an ACK
+ * @wr: an ON_WIRE send with no work request in flight, or a WAIT_RESP one
+ * @timeout_ms: how long to wait from now
+ *
+ * The send moves to WAIT_RESP, sorted into the agent's wait list. When the
+ * time is up the timed work retries it or completes it with
+ * IB_WC_RESP_TIMEOUT_ERR.
+ *
+ * Context: agent lock held; does not sleep.
+ */
+void ib_mad_send_wait_locked(struct ib_mad_send_wr_private *wr,
+			     unsigned int timeout_ms)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+	struct ib_mad_send_wr_private *pos;
+
+	lockdep_assert_held(&priv->lock);
+	if (WARN_ON_ONCE(wr->wr_inflight ||
+			 (wr->state != IB_MAD_SEND_ON_WIRE &&
+			  wr->state != IB_MAD_SEND_WAIT_RESP)))
+		return;
+	list_del_init(&wr->agent_list);
+	wr->state = IB_MAD_SEND_WAIT_RESP;
+	wr->timeout = jiffies + msecs_to_jiffies(timeout_ms);
+
+	/* Timeouts are mostly equal: search from the tail. */
+	list_for_each_entry_reverse(pos, &priv->wait_list, agent_list)
+		if (!time_before(wr->timeout, pos->timeout))
+			break;
+	list_add(&wr->agent_list, &pos->agent_list);
+	if (priv->wait_list.next == &wr->agent_list)
+		ib_mad_agent_rearm_locked(priv);
+}
+
+/*
+ * The wire went quiet for a send whose data is all sent: wait for the
+ * response if one is expected, else the send is complete. Returns true if
+ * the caller must run the completion.
+ */
+static bool ib_mad_send_data_done_locked(struct ib_mad_send_wr_private *wr)
+{
+	if (wr->status == IB_WC_SUCCESS && wr->expect_resp) {
+		ib_mad_send_wait_locked(wr, wr->send_buf.timeout_ms);
+		return false;
+	}
+	ib_mad_send_done_locked(wr);
+	return true;
+}
+
+/**
+ * ib_mad_send_acked_locked() - the receiver acknowledged the whole message
+ * @wr: an RMPP send with no work request in flight
+ *
+ * Waits for the response if one is expected, else completes the send with
+ * success (from the timed work).
+ *
+ * Context: agent lock held; does not sleep.
+ */
+void ib_mad_send_acked_locked(struct ib_mad_send_wr_private *wr)
+{
+	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	if (WARN_ON_ONCE(wr->wr_inflight))
+		return;
+	if (wr->expect_resp) {
+		ib_mad_send_wait_locked(wr, wr->send_buf.timeout_ms);
+		return;
+	}
+	ib_mad_send_defer_done_locked(wr);
+}
+
+/**
+ * ib_mad_send_finish_locked() - end an outstanding send now
+ * @wr: an ON_WIRE or WAIT_RESP send
+ * @status: completion status to report (the first error sticks)
+ * @vendor_err: reported with @status, e.g. the RMPP status of an ABORT
+ *
+ * The send leaves the TID hash at once. Its completion runs from the timed
+ * work, or when its last work request completes if some are in flight.
+ *
+ * Context: agent lock held; does not sleep.
+ */
+void ib_mad_send_finish_locked(struct ib_mad_send_wr_private *wr,
+			       enum ib_wc_status status, u32 vendor_err)
+{
+	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	if (wr->state != IB_MAD_SEND_ON_WIRE &&
+	    wr->state != IB_MAD_SEND_WAIT_RESP)
+		return;
+	if (wr->status == IB_WC_SUCCESS) {
+		wr->status = status;
+		wr->vendor_err = vendor_err;
+	}
+	if (wr->wr_inflight) {
+		ib_mad_send_unhash_locked(wr);
+		wr->state = IB_MAD_SEND_CANCELLED;
+		return;
+	}
+	ib_mad_send_defer_done_locked(wr);
+}
+
+/**
+ * ib_mad_send_wc_done() - one work request of a send completed
+ * @wr: the send
+ * @wc: the verbs completion
+ *
+ * Called by the port's CQ handler after the WR was unmapped and left the
+ * send queue. Advances the state machine; runs the send handler if the
+ * send is over.
+ *
+ * Context: process context (CQ work), no MAD lock held.
+ */
+void ib_mad_send_wc_done(struct ib_mad_send_wr_private *wr,
+			 const struct ib_wc *wc)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+	struct ib_mad_send_wc swc = {
+		.send_buf = &wr->send_buf,
+		.status = wc->status,
+		.vendor_err = wc->vendor_err,
+	};
+	bool complete = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	if (WARN_ON_ONCE(!wr->wr_inflight))
+		goto out_unlock;
+	wr->wr_inflight--;
+	if (wc->status != IB_WC_SUCCESS && wr->status == IB_WC_SUCCESS) {
+		wr->status = wc->status;
+		wr->vendor_err = wc->vendor_err;
+	}
+
+	switch (wr->state) {
+	case IB_MAD_SEND_ON_WIRE:
+		if (wr->wr_inflight)
+			break;
+		if (wr->status != IB_WC_SUCCESS) {
+			ib_mad_send_done_locked(wr);
+			complete = true;
+			break;
+		}
+		if (wr->rmpp_active &&
+		    ib_mad_rmpp_send_wc(wr, &swc) == IB_MAD_RMPP_SEND_HANDLED)
+			break;
+		complete = ib_mad_send_data_done_locked(wr);
+		break;
+	case IB_MAD_SEND_RESPONDED:
+		if (!wr->wr_inflight && !wr->resp_pending) {
+			wr->status = IB_WC_SUCCESS;
+			ib_mad_send_done_locked(wr);
+			complete = true;
+		}
+		break;
+	case IB_MAD_SEND_CANCELLED:
+		if (!wr->wr_inflight) {
+			ib_mad_send_done_locked(wr);
+			complete = true;
+		}
+		break;
+	default:
+		WARN_ONCE(1, "MAD send completion in state %d\n", wr->state);
+		break;
+	}
+out_unlock:
+	spin_unlock_irqrestore(&priv->lock, flags);
+	if (complete)
+		ib_mad_send_complete(wr);
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_send_wc_done);
+
+/**
+ * ib_mad_send_response_begin_locked() - a response matched this send
+ * @wr: the send, found by ib_mad_find_send_locked()
+ *
+ * The send leaves the TID hash and the wait list and becomes RESPONDED;
+ * its completion waits for ib_mad_send_response_done() and for any work
+ * request still in flight.
+ *
+ * Context: agent lock held.
+ */
+void ib_mad_send_response_begin_locked(struct ib_mad_send_wr_private *wr)
+{
+	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	ib_mad_send_unhash_locked(wr);
+	wr->state = IB_MAD_SEND_RESPONDED;
+	wr->resp_pending = true;
+}
+
+/**
+ * ib_mad_send_response_done() - the response's receive handler returned
+ * @wr: a RESPONDED send
+ *
+ * Completes the send with success unless a work request is still in
+ * flight (the response overtook the send completion); then the CQ handler
+ * completes it.
+ *
+ * Context: process context, no MAD lock held.
+ */
+void ib_mad_send_response_done(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+	bool complete = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	wr->resp_pending = false;
+	if (!wr->wr_inflight) {
+		wr->status = IB_WC_SUCCESS;
+		ib_mad_send_done_locked(wr);
+		complete = true;
+	}
+	spin_unlock_irqrestore(&priv->lock, flags);
+	if (complete)
+		ib_mad_send_complete(wr);
+}
+
+/* Lookup -------------------------------------------------------------- */
+
+static bool ib_mad_send_same_class(const struct ib_mad_send_wr_private *wr,
+				   const struct ib_mad_recv_wc *recv_wc)
+{
+	const struct ib_mad_hdr *hdr = wr->send_buf.mad;
+
+	return hdr->mgmt_class == recv_wc->recv_buf.mad->mad_hdr.mgmt_class;
+}
+
+static bool ib_mad_send_matches(struct ib_mad_agent_private *priv,
+				const struct ib_mad_send_wr_private *wr,
+				const struct ib_mad_recv_wc *recv_wc)
+{
+	const struct ib_mad_hdr *hdr = &recv_wc->recv_buf.mad->mad_hdr;
+
+	if (wr->tid != hdr->tid || wr->status != IB_WC_SUCCESS ||
+	    !ib_mad_send_same_class(wr, recv_wc))
+		return false;
+	/* Directed-route SMPs may come back with permissive LIDs. */
+	if (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+		return true;
+	return ib_mad_recv_matches_send(priv, wr, recv_wc);
+}
+
+/**
+ * ib_mad_find_send_locked() - find the request a response answers
+ * @priv: the agent the response was routed to
+ * @recv_wc: the response
+ *
+ * Looks in the agent's TID hash for an outstanding send that expects a
+ * response with this TID and class, sent to where the response comes
+ * from.
+ *
+ * Context: agent lock held.
+ * Return: the send, or NULL.
+ */
+struct ib_mad_send_wr_private *
+ib_mad_find_send_locked(struct ib_mad_agent_private *priv,
+			const struct ib_mad_recv_wc *recv_wc)
+{
+	__be64 tid = recv_wc->recv_buf.mad->mad_hdr.tid;
+	struct ib_mad_send_wr_private *wr;
+
+	lockdep_assert_held(&priv->lock);
+	hash_for_each_possible(priv->send_hash, wr, tid_node, (__force u64)tid)
+		if (wr->expect_resp && !wr->internal_done &&
+		    ib_mad_send_matches(priv, wr, recv_wc))
+			return wr;
+	return NULL;
+}
+
+/**
+ * ib_mad_find_rmpp_send_locked() - find the RMPP send an ACK/STOP/ABORT is for
+ * @priv: the agent
+ * @recv_wc: the RMPP control MAD
+ *
+ * Context: agent lock held.
+ * Return: the outstanding kernel-RMPP send with the same TID and class to
+ * the sender of @recv_wc, or NULL.
+ */
+struct ib_mad_send_wr_private *
+ib_mad_find_rmpp_send_locked(struct ib_mad_agent_private *priv,
+			     const struct ib_mad_recv_wc *recv_wc)
+{
+	__be64 tid = recv_wc->recv_buf.mad->mad_hdr.tid;
+	struct ib_mad_send_wr_private *wr;
+
+	lockdep_assert_held(&priv->lock);
+	hash_for_each_possible(priv->send_hash, wr, tid_node, (__force u64)tid)
+		if (wr->rmpp_active && ib_mad_send_matches(priv, wr, recv_wc))
+			return wr;
+	return NULL;
+}
+
+/* Posting -------------------------------------------------------------- */
+
+static int ib_mad_send_check(struct ib_mad_agent_private *priv,
+			     struct ib_mad_send_wr_private *wr)
+{
+	const struct ib_mad_hdr *hdr = wr->send_buf.mad;
+	int ret;
+
+	if (wr->state != IB_MAD_SEND_IDLE && wr->state != IB_MAD_SEND_DONE)
+		return -EBUSY;
+	ret = ib_mad_enforce_security(priv, wr->send_wr.pkey_index);
+	if (ret)
+		return ret;
+	if (!priv->agent.send_handler ||
+	    (wr->send_buf.timeout_ms && !priv->agent.recv_handler))
+		return -EINVAL;
+	if (priv->agent.rmpp_version && !ib_is_mad_class_rmpp(hdr->mgmt_class))
+		return -EINVAL;
+	if (wr->send_buf.timeout_ms < 0 || wr->send_buf.retries < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static bool ib_mad_send_wants_rmpp(struct ib_mad_agent_private *priv,
+				   struct ib_mad_send_wr_private *wr)
+{
+	struct ib_rmpp_mad *rmpp_mad = wr->send_buf.mad;
+
+	return ib_mad_kernel_rmpp_agent(&priv->agent) &&
+	       wr->send_buf.seg_count &&
+	       (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) & IB_MGMT_RMPP_FLAG_ACTIVE);
+}
+
+/* Reset the per-post state of a buffer. */
+static void ib_mad_send_arm(struct ib_mad_agent_private *priv,
+			    struct ib_mad_send_wr_private *wr)
+{
+	const struct ib_mad_hdr *hdr = wr->send_buf.mad;
+
+	wr->send_wr.ah = wr->send_buf.ah;
+	wr->tid = hdr->tid;
+	wr->max_retries = wr->send_buf.retries;
+	wr->retries_left = wr->send_buf.retries;
+	wr->send_buf.retries = 0;
+	wr->status = IB_WC_SUCCESS;
+	wr->vendor_err = 0;
+	wr->expect_resp = wr->send_buf.timeout_ms > 0;
+	wr->rmpp_active = ib_mad_send_wants_rmpp(priv, wr);
+	wr->resp_pending = false;
+	wr->repost_on_flush = false;
+	wr->wr_inflight = 0;
+}
+
+static int ib_mad_send_one(struct ib_mad_agent_private *priv,
+			   struct ib_mad_send_wr_private *wr)
+{
+	unsigned long flags;
+	int ret;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	wr->state = IB_MAD_SEND_ON_WIRE;
+	hash_add(priv->send_hash, &wr->tid_node, (__force u64)wr->tid);
+	if (wr->rmpp_active)
+		ret = ib_mad_rmpp_send_start(wr);
+	else
+		ret = ib_mad_send_post_locked(wr);
+	if (ret || WARN_ON_ONCE(!wr->wr_inflight)) {
+		ib_mad_send_unhash_locked(wr);
+		wr->state = IB_MAD_SEND_IDLE;
+		ret = ret ?: -EIO;
+	}
+	spin_unlock_irqrestore(&priv->lock, flags);
+	return ret;
+}
+
+/**
+ * ib_post_send_mad() - post MADs to the agent's QP
+ * @send_buf: first buffer of a chain linked through send_buf->next
+ * @bad_send_buf: set to the first buffer that was not posted, on error;
+ *	may be NULL when a single buffer is posted
+ *
+ * Each buffer is checked (security, handlers, class vs RMPP), gets its TID
+ * recorded and its retry budget taken from send_buf->retries (which then
+ * counts the retries used), and is handed to the QP. A buffer with an
+ * RMPP header marked active on a kernel RMPP agent is sent with RMPP: the
+ * buffer holds one copy of the headers and the class data in segments,
+ * and the RMPP header's paylen_newwin carries, in network byte order, the
+ * size of the class header plus the class data being transferred.
+ * Directed-route SMPs for the local node are answered by the driver
+ * without going to the wire.
+ *
+ * Sends may complete in any order. The send handler runs exactly once for
+ * every buffer posted here, never from within this call; a buffer that
+ * was not posted stays with the caller.
+ *
+ * Context: any, including atomic context and with spinlocks held.
+ * Return: 0, or a negative errno for the buffer named in @bad_send_buf.
+ */
+int ib_post_send_mad(struct ib_mad_send_buf *send_buf,
+		     struct ib_mad_send_buf **bad_send_buf)
+{
+	struct ib_mad_send_buf *next;
+	int ret = -EINVAL;
+
+	for (; send_buf; send_buf = next) {
+		struct ib_mad_send_wr_private *wr = ib_mad_send_wr(send_buf);
+		struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+		const struct ib_mad_hdr *hdr = send_buf->mad;
+
+		ret = ib_mad_send_check(priv, wr);
+		if (ret)
+			goto err;
+		/* The handler of this buffer may repost or free it. */
+		next = send_buf->next;
+		ib_mad_send_arm(priv, wr);
+		ib_mad_stat_inc(ib_mad_agent_port(priv), IB_MAD_STAT_OUTSTANDING);
+
+		if (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+			ret = ib_mad_local_smp(priv, wr);
+			if (ret > 0)
+				continue;	/* answered locally */
+			if (ret < 0)
+				goto err_uncount;
+		}
+		ret = ib_mad_send_one(priv, wr);
+		if (ret)
+			goto err_uncount;
+	}
+	return 0;
+
+err_uncount:
+	ib_mad_stat_dec(ib_mad_agent_port(ib_mad_send_wr(send_buf)->mad_agent_priv),
+			IB_MAD_STAT_OUTSTANDING);
+err:
+	if (bad_send_buf)
+		*bad_send_buf = send_buf;
+	return ret;
+}
+EXPORT_SYMBOL(ib_post_send_mad);
+
+/* Modify, cancel, timeouts -------------------------------------------- */
+
+/**
+ * ib_modify_mad() - change the timeout of a posted send, or cancel it
+ * @send_buf: a posted buffer
+ * @timeout_ms: new response timeout; 0 cancels the send
+ *
+ * A new timeout counts from now for a send already waiting for its
+ * response, and from the send completion for one still on the wire. A
+ * cancelled send completes with IB_WC_WR_FLUSH_ERR: from the agent's work
+ * if it was waiting, or when its work request completes.
+ *
+ * Context: any, including atomic context; never runs a handler.
+ * Return: 0, or -EINVAL if the send is not outstanding (it completed, is
+ * completing, or was never posted).
+ */
+int ib_modify_mad(struct ib_mad_send_buf *send_buf, u32 timeout_ms)
+{
+	struct ib_mad_send_wr_private *wr;
+	struct ib_mad_agent_private *priv;
+	unsigned long flags;
+	int ret = 0;
+
+	if (!send_buf)
+		return -EINVAL;
+	wr = ib_mad_send_wr(send_buf);
+	priv = wr->mad_agent_priv;
+	spin_lock_irqsave(&priv->lock, flags);
+	if ((wr->state != IB_MAD_SEND_ON_WIRE &&
+	     wr->state != IB_MAD_SEND_WAIT_RESP) ||
+	    wr->status != IB_WC_SUCCESS) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	trace_ib_mad_send_modify(wr, timeout_ms);
+	if (!timeout_ms) {
+		ib_mad_stat_inc(ib_mad_agent_port(priv), IB_MAD_STAT_CANCEL);
+		ib_mad_send_finish_locked(wr, IB_WC_WR_FLUSH_ERR, 0);
+		goto out_unlock;
+	}
+	send_buf->timeout_ms = timeout_ms;
+	if (wr->state == IB_MAD_SEND_WAIT_RESP)
+		ib_mad_send_wait_locked(wr, timeout_ms);
+out_unlock:
+	spin_unlock_irqrestore(&priv->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL(ib_modify_mad);
+
+/* A WAIT_RESP send ran out of time: retry it or let it complete. */
+static bool ib_mad_send_retry_locked(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_port_private *port = ib_mad_agent_port(wr->mad_agent_priv);
+	int ret;
+
+	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	if (wr->status != IB_WC_SUCCESS || wr->retries_left <= 0)
+		return false;
+	wr->retries_left--;
+	wr->send_buf.retries++;
+	if (wr->rmpp_active)
+		ret = ib_mad_rmpp_send_retry(wr);
+	else
+		ret = ib_mad_send_post_locked(wr);
+	if (ret)
+		return false;
+	ib_mad_stat_inc(port, IB_MAD_STAT_RETRY);
+	trace_ib_mad_send_retry(wr);
+	return true;
+}
+
+/* Move every expired send off the wait list; agent lock held. */
+static void ib_mad_agent_expire_locked(struct ib_mad_agent_private *priv)
+{
+	struct ib_mad_send_wr_private *wr;
+
+	lockdep_assert_held(&priv->lock);
+	while (!list_empty(&priv->wait_list)) {
+		wr = list_first_entry(&priv->wait_list,
+				      struct ib_mad_send_wr_private, agent_list);
+		if (time_before(jiffies, wr->timeout))
+			break;
+		list_del_init(&wr->agent_list);
+		if (ib_mad_send_retry_locked(wr))
+			continue;
+		if (wr->status == IB_WC_SUCCESS)
+			wr->status = IB_WC_RESP_TIMEOUT_ERR;
+		ib_mad_send_unhash_locked(wr);
+		wr->state = IB_MAD_SEND_DONE;
+		list_add_tail(&wr->agent_list, &priv->done_list);
+	}
+}
+
+/**
+ * ib_mad_agent_timed_work() - the agent's timer and deferred completions
+ * @work: ib_mad_agent_private.timed_work
+ *
+ * Retries or times out the sends whose deadline passed, re-arms itself for
+ * the next deadline, then runs the completions on the done list.
+ *
+ * Context: the port's workqueue.
+ */
+void ib_mad_agent_timed_work(struct work_struct *work)
+{
+	struct ib_mad_agent_private *priv =
+		container_of(work, struct ib_mad_agent_private, timed_work.work);
+	struct ib_mad_send_wr_private *wr, *tmp;
+	unsigned long flags;
+	LIST_HEAD(done);
+
+	spin_lock_irqsave(&priv->lock, flags);
+	ib_mad_agent_expire_locked(priv);
+	list_splice_init(&priv->done_list, &done);
+	ib_mad_agent_rearm_locked(priv);
+	spin_unlock_irqrestore(&priv->lock, flags);
+
+	list_for_each_entry_safe(wr, tmp, &done, agent_list) {
+		list_del_init(&wr->agent_list);
+		ib_mad_send_complete(wr);
+	}
+}
+
+/**
+ * ib_mad_agent_flush_sends() - cancel every outstanding send of an agent
+ * @priv: an agent being unregistered (already out of the tables)
+ *
+ * Waiting sends complete here with IB_WC_WR_FLUSH_ERR; sends with work
+ * requests in flight complete so when those do.
+ *
+ * Context: process context; runs send handlers.
+ */
+void ib_mad_agent_flush_sends(struct ib_mad_agent_private *priv)
+{
+	struct ib_mad_send_wr_private *wr, *tmp;
+	struct hlist_node *next;
+	unsigned long flags;
+	LIST_HEAD(done);
+	int bkt;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	hash_for_each_safe(priv->send_hash, bkt, next, wr, tid_node)
+		ib_mad_send_finish_locked(wr, IB_WC_WR_FLUSH_ERR, 0);
+	list_splice_init(&priv->done_list, &done);
+	spin_unlock_irqrestore(&priv->lock, flags);
+
+	list_for_each_entry_safe(wr, tmp, &done, agent_list) {
+		list_del_init(&wr->agent_list);
+		ib_mad_send_complete(wr);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_flush_sends);
+
+/**
+ * ib_mad_send_local_complete() - complete a send answered on this node
+ * @wr: a send that ib_mad_local_smp() took (state RESPONDED)
+ * @status: its completion status
+ *
+ * Context: process context, no MAD lock held; runs the send handler.
+ */
+void ib_mad_send_local_complete(struct ib_mad_send_wr_private *wr,
+				enum ib_wc_status status)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	wr->resp_pending = false;
+	wr->status = status;
+	ib_mad_send_done_locked(wr);
+	spin_unlock_irqrestore(&priv->lock, flags);
+	ib_mad_send_complete(wr);
+}

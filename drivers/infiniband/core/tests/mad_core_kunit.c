@@ -1,0 +1,1023 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * KUnit tests of the MAD core: header helpers, receive validation,
+ * directed-route hop logic, registration tables, TID routing and the send
+ * state machine.
+ *
+ * The send tests run on a fake port: a zeroed ib_device whose one port has
+ * no capabilities (so security checks pass and DMA mapping is virtual), a
+ * fake QP, and a static stub in place of ib_mad_qp_post_send() that only
+ * records what would have been posted. The tests then play the CQ and the
+ * network by calling ib_mad_send_wc_done() and ib_mad_deliver().
+ */
+
+#include <kunit/test.h>
+#include <kunit/static_stub.h>
+#include <linux/delay.h>
+#include <linux/ip.h>
+#include <linux/slab.h>
+#include <net/checksum.h>
+#include <net/ipv6.h>
+#include <rdma/ib_mad.h>
+
+#include "../mad_priv.h"
+#include "../mad_smi.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+/* Header helpers --------------------------------------------------------- */
+
+static void mad_test_header_helpers(struct kunit *test)
+{
+	struct ib_mad_hdr hdr = { .method = IB_MGMT_METHOD_GET };
+
+	KUNIT_EXPECT_EQ(test, ib_response_mad(&hdr), 0);
+	hdr.method = IB_MGMT_METHOD_GET_RESP;
+	KUNIT_EXPECT_EQ(test, ib_response_mad(&hdr), 1);
+	hdr.method = IB_MGMT_METHOD_TRAP_REPRESS;
+	KUNIT_EXPECT_EQ(test, ib_response_mad(&hdr), 1);
+	hdr.method = IB_MGMT_METHOD_SEND;
+	hdr.mgmt_class = IB_MGMT_CLASS_BM;
+	KUNIT_EXPECT_EQ(test, ib_response_mad(&hdr), 0);
+	hdr.attr_mod = IB_BM_ATTR_MOD_RESP;
+	KUNIT_EXPECT_EQ(test, ib_response_mad(&hdr), 1);
+
+	KUNIT_EXPECT_EQ(test, ib_get_mad_data_offset(IB_MGMT_CLASS_SUBN_ADM),
+			IB_MGMT_SA_HDR);
+	KUNIT_EXPECT_EQ(test, ib_get_mad_data_offset(IB_MGMT_CLASS_DEVICE_MGMT),
+			IB_MGMT_DEVICE_HDR);
+	KUNIT_EXPECT_EQ(test, ib_get_mad_data_offset(IB_MGMT_CLASS_BIS),
+			IB_MGMT_DEVICE_HDR);
+	KUNIT_EXPECT_EQ(test, ib_get_mad_data_offset(0x30), IB_MGMT_VENDOR_HDR);
+	KUNIT_EXPECT_EQ(test, ib_get_mad_data_offset(0x4f), IB_MGMT_VENDOR_HDR);
+	KUNIT_EXPECT_EQ(test, ib_get_mad_data_offset(0x50), IB_MGMT_MAD_HDR);
+	KUNIT_EXPECT_EQ(test, ib_get_mad_data_offset(IB_MGMT_CLASS_CM),
+			IB_MGMT_MAD_HDR);
+
+	KUNIT_EXPECT_TRUE(test, ib_is_mad_class_rmpp(IB_MGMT_CLASS_SUBN_ADM));
+	KUNIT_EXPECT_TRUE(test, ib_is_mad_class_rmpp(IB_MGMT_CLASS_DEVICE_ADM));
+	KUNIT_EXPECT_TRUE(test, ib_is_mad_class_rmpp(0x3a));
+	KUNIT_EXPECT_FALSE(test, ib_is_mad_class_rmpp(IB_MGMT_CLASS_CM));
+	KUNIT_EXPECT_FALSE(test, ib_is_mad_class_rmpp(0x2f));
+	KUNIT_EXPECT_FALSE(test, ib_is_mad_class_rmpp(0x50));
+
+	/* 200 data bytes in 200-byte segments: no pad; 0 bytes: one segment. */
+	KUNIT_EXPECT_EQ(test, ib_mad_pad_size(200, 200), 0);
+	KUNIT_EXPECT_EQ(test, ib_mad_pad_size(200, 201), 199);
+	KUNIT_EXPECT_EQ(test, ib_mad_pad_size(200, 1), 199);
+	KUNIT_EXPECT_EQ(test, ib_mad_pad_size(200, 0), 200);
+	KUNIT_EXPECT_EQ(test, ib_mad_class_index(IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE), 0);
+	KUNIT_EXPECT_EQ(test, ib_mad_class_index(0x4f), 0x4f);
+	KUNIT_EXPECT_EQ(test, ib_mad_class_index(0x50), -1);
+}
+
+/* Receive validation ----------------------------------------------------- */
+
+struct mad_test_validate_case {
+	const char *name;
+	u8 base_version;
+	u8 mgmt_class;
+	u8 method;
+	u16 attr_id;
+	u32 qp_num;
+	bool opa;
+	bool valid;
+};
+
+static const struct mad_test_validate_case mad_test_validate_cases[] = {
+	{ "smp on qp0", 1, 0x01, 0x01, 0x15, 0, false, true },
+	{ "dr smp on qp0", 1, 0x81, 0x01, 0x15, 0, false, true },
+	{ "smp on qp1", 1, 0x01, 0x01, 0x15, 1, false, false },
+	{ "gmp on qp1", 1, 0x03, 0x01, 0x35, 1, false, true },
+	{ "gmp on qp0", 1, 0x03, 0x01, 0x35, 0, false, false },
+	{ "bad base version", 2, 0x03, 0x01, 0x35, 1, false, false },
+	{ "opa mad on ib port", 0x80, 0x03, 0x01, 0x35, 1, false, false },
+	{ "opa mad on opa port", 0x80, 0x03, 0x01, 0x35, 1, true, true },
+	{ "cm send", 1, 0x07, 0x03, 0x10, 1, false, true },
+	{ "cm get", 1, 0x07, 0x01, 0x10, 1, false, false },
+	{ "cm classportinfo get", 1, 0x07, 0x01, 0x01, 1, false, true },
+};
+
+static void mad_test_validate_desc(const struct mad_test_validate_case *c,
+				   char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(mad_test_validate, mad_test_validate_cases,
+		  mad_test_validate_desc);
+
+static void mad_test_recv_validate(struct kunit *test)
+{
+	const struct mad_test_validate_case *c = test->param_value;
+	struct ib_mad_hdr hdr = {
+		.base_version = c->base_version,
+		.mgmt_class = c->mgmt_class,
+		.class_version = 1,
+		.method = c->method,
+		.attr_id = cpu_to_be16(c->attr_id),
+	};
+
+	KUNIT_EXPECT_EQ(test, ib_mad_recv_validate(&hdr, c->qp_num, c->opa),
+			c->valid);
+}
+
+/* Directed route --------------------------------------------------------- */
+
+static void mad_test_smp(struct ib_smp *smp, u8 hop_cnt, u8 hop_ptr,
+			 bool returning)
+{
+	int i;
+
+	memset(smp, 0, sizeof(*smp));
+	smp->mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->hop_cnt = hop_cnt;
+	smp->hop_ptr = hop_ptr;
+	smp->dr_slid = IB_LID_PERMISSIVE;
+	smp->dr_dlid = IB_LID_PERMISSIVE;
+	if (returning)
+		smp->status |= IB_SMP_DIRECTION;
+	for (i = 1; i <= hop_cnt; i++) {
+		smp->initial_path[i] = i + 1;	/* egress port of hop i */
+		smp->return_path[i] = i + 10;
+	}
+}
+
+static void mad_test_dr_outbound(struct kunit *test)
+{
+	struct ib_mad_dr_route r;
+	struct ib_smp smp;
+
+	/* Requester, 3 hops: hop_ptr 0 -> 1, must leave on initial_path[1]. */
+	mad_test_smp(&smp, 3, 0, false);
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_send(&r, false, 2), IB_MAD_SMI_HANDLE);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 1);
+	mad_test_smp(&smp, 3, 0, false);
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_send(&r, false, 5), IB_MAD_SMI_DISCARD);
+
+	/* Intermediate hop at a CA: dropped; at a switch: relayed. */
+	mad_test_smp(&smp, 3, 1, false);
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, false, 7, 4), IB_MAD_SMI_DISCARD);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, true, 7, 4), IB_MAD_SMI_HANDLE);
+	KUNIT_EXPECT_EQ(test, smp.return_path[1], 7);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_forward(&r), IB_MAD_SMI_FORWARD);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_fwd_port(&r), 3);
+	/* Next egress port beyond the switch's ports. */
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, true, 7, 2), IB_MAD_SMI_DISCARD);
+
+	/* Destination CA: hop_ptr == hop_cnt, then hop_cnt + 1 locally. */
+	mad_test_smp(&smp, 3, 3, false);
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, false, 1, 1), IB_MAD_SMI_HANDLE);
+	KUNIT_EXPECT_EQ(test, smp.return_path[3], 1);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_forward(&r), IB_MAD_SMI_SEND);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_send(&r, false, 1), IB_MAD_SMI_HANDLE);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 4);
+
+	/* A sender that did not advance hop_ptr is dropped (C14-9:1). */
+	mad_test_smp(&smp, 3, 0, false);
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, true, 1, 4), IB_MAD_SMI_DISCARD);
+
+	/* 64 hops is one too many (C14-6). */
+	mad_test_smp(&smp, 3, 0, false);
+	smp.hop_cnt = IB_SMP_MAX_PATH_HOPS;
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_send(&r, true, 2), IB_MAD_SMI_DISCARD);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, true, 2, 4), IB_MAD_SMI_DISCARD);
+
+	/* Unreasonable hop pointer (C14-9:5). */
+	mad_test_smp(&smp, 3, 9, false);
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, true, 2, 4), IB_MAD_SMI_DISCARD);
+}
+
+static void mad_test_dr_returning(struct kunit *test)
+{
+	struct ib_mad_dr_route r;
+	struct ib_smp smp;
+
+	/* Responder sends back: hop_ptr 4 -> 3 via return_path[3]. */
+	mad_test_smp(&smp, 3, 4, true);
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_send(&r, false, 13), IB_MAD_SMI_HANDLE);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 3);
+
+	/* Switch on the way back. */
+	mad_test_smp(&smp, 3, 3, true);
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, false, 1, 4), IB_MAD_SMI_DISCARD);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, true, 1, 40), IB_MAD_SMI_HANDLE);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_forward(&r), IB_MAD_SMI_FORWARD);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_fwd_port(&r), 12);
+
+	/* Back at the requester with a permissive DrSLID: for the SM. */
+	mad_test_smp(&smp, 3, 1, true);
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, false, 1, 1), IB_MAD_SMI_HANDLE);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 0);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_forward(&r), IB_MAD_SMI_LOCAL);
+
+	/* Non-permissive DrSLID at the end: continues LID routed. */
+	mad_test_smp(&smp, 3, 1, true);
+	smp.dr_slid = cpu_to_be16(5);
+	ib_mad_dr_route_ib(&smp, &r);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, false, 1, 1), IB_MAD_SMI_DISCARD);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_recv(&r, true, 1, 1), IB_MAD_SMI_HANDLE);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_forward(&r), IB_MAD_SMI_SEND);
+}
+
+static void mad_test_dr_opa(struct kunit *test)
+{
+	struct ib_mad_dr_route r;
+	struct opa_smp *smp;
+
+	smp = kunit_kzalloc(test, sizeof(*smp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, smp);
+	smp->hop_cnt = 2;
+	smp->hop_ptr = 0;
+	smp->route.dr.dr_slid = OPA_LID_PERMISSIVE;
+	smp->route.dr.dr_dlid = OPA_LID_PERMISSIVE;
+	smp->route.dr.initial_path[1] = 4;
+	ib_mad_dr_route_opa(smp, &r);
+	KUNIT_EXPECT_TRUE(test, r.slid_permissive);
+	KUNIT_EXPECT_FALSE(test, r.returning);
+	KUNIT_EXPECT_EQ(test, ib_mad_smi_dr_send(&r, false, 4), IB_MAD_SMI_HANDLE);
+	KUNIT_EXPECT_EQ(test, smp->hop_ptr, 1);
+}
+
+/* Registration tables ---------------------------------------------------- */
+
+static void mad_test_recv_handler(struct ib_mad_agent *agent,
+				  struct ib_mad_send_buf *send_buf,
+				  struct ib_mad_recv_wc *recv_wc);
+static void mad_test_send_handler(struct ib_mad_agent *agent,
+				  struct ib_mad_send_wc *wc);
+
+static struct ib_mad_port_private *mad_test_port(struct kunit *test)
+{
+	struct ib_mad_port_private *port;
+	int i;
+
+	port = kunit_kzalloc(test, sizeof(*port), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, port);
+	spin_lock_init(&port->reg_lock);
+	port->port_num = 1;
+	for (i = 0; i < IB_MAD_QPS_CORE; i++) {
+		port->qp_info[i].port_priv = port;
+		spin_lock_init(&port->qp_info[i].send_queue.lock);
+		INIT_LIST_HEAD(&port->qp_info[i].send_queue.list);
+		INIT_LIST_HEAD(&port->qp_info[i].overflow_list);
+	}
+	return port;
+}
+
+static void mad_test_agent_free(void *data)
+{
+	struct ib_mad_agent_private *priv = data;
+
+	kfree(priv->reg_req);
+	kfree(priv);
+}
+
+static struct ib_mad_agent_private *
+mad_test_reg_agent(struct kunit *test, struct ib_mad_port_private *port,
+		   u8 mgmt_class, const u8 *oui, const int *methods)
+{
+	struct ib_mad_reg_req req = {
+		.mgmt_class = mgmt_class,
+		.mgmt_class_version = 1,
+	};
+	struct ib_mad_agent_private *priv;
+
+	if (oui)
+		memcpy(req.oui, oui, 3);
+	for (; *methods >= 0; methods++)
+		set_bit(*methods, req.method_mask);
+	priv = ib_mad_agent_alloc(&port->qp_info[1], &req);
+	KUNIT_ASSERT_NOT_NULL(test, priv);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							mad_test_agent_free,
+							priv), 0);
+	priv->agent.recv_handler = mad_test_recv_handler;
+	priv->agent.send_handler = mad_test_send_handler;
+	return priv;
+}
+
+/* Which agent would receive a request; drops the lookup's reference. */
+static struct ib_mad_agent_private *
+mad_test_lookup(struct ib_mad_port_private *port, u8 mgmt_class,
+		const u8 *oui, u8 method)
+{
+	struct ib_vendor_mad mad = {
+		.mad_hdr = {
+			.base_version = 1,
+			.mgmt_class = mgmt_class,
+			.class_version = 1,
+			.method = method,
+		},
+	};
+	struct ib_mad_agent_private *priv;
+
+	if (oui)
+		memcpy(mad.oui, oui, 3);
+	priv = ib_mad_find_agent(port, &mad.mad_hdr);
+	if (priv)
+		ib_mad_agent_put(priv);
+	return priv;
+}
+
+static void mad_test_reg_overlap(struct kunit *test)
+{
+	struct ib_mad_port_private *port = mad_test_port(test);
+	struct ib_mad_agent_private *a, *b, *c;
+
+	a = mad_test_reg_agent(test, port, IB_MGMT_CLASS_PERF_MGMT,
+			       NULL, (const int[]){ 1, 2, -1 });
+	b = mad_test_reg_agent(test, port, IB_MGMT_CLASS_PERF_MGMT,
+			       NULL, (const int[]){ 2, -1 });
+	c = mad_test_reg_agent(test, port, IB_MGMT_CLASS_PERF_MGMT,
+			       NULL, (const int[]){ 3, -1 });
+
+	KUNIT_ASSERT_EQ(test, ib_mad_reg_insert(port, a), 0);
+	KUNIT_EXPECT_EQ(test, ib_mad_reg_insert(port, b), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_mad_reg_insert(port, c), 0);
+
+	KUNIT_EXPECT_PTR_EQ(test, mad_test_lookup(port, 4, NULL, 1), a);
+	KUNIT_EXPECT_PTR_EQ(test, mad_test_lookup(port, 4, NULL, 2), a);
+	KUNIT_EXPECT_PTR_EQ(test, mad_test_lookup(port, 4, NULL, 3), c);
+	KUNIT_EXPECT_NULL(test, mad_test_lookup(port, 4, NULL, 4));
+	KUNIT_EXPECT_NULL(test, mad_test_lookup(port, 5, NULL, 1));
+
+	/* The refused agent left nothing behind; its methods free up. */
+	ib_mad_reg_remove(port, b);
+	KUNIT_EXPECT_PTR_EQ(test, mad_test_lookup(port, 4, NULL, 2), a);
+	ib_mad_reg_remove(port, a);
+	KUNIT_EXPECT_NULL(test, mad_test_lookup(port, 4, NULL, 1));
+	KUNIT_EXPECT_EQ(test, ib_mad_reg_insert(port, b), 0);
+	KUNIT_EXPECT_PTR_EQ(test, mad_test_lookup(port, 4, NULL, 2), b);
+	ib_mad_reg_remove(port, b);
+	ib_mad_reg_remove(port, c);
+	/* Every level is freed once empty. */
+	KUNIT_EXPECT_NULL(test, port->version[1].class);
+}
+
+static void mad_test_reg_dr_alias(struct kunit *test)
+{
+	struct ib_mad_port_private *port = mad_test_port(test);
+	struct ib_mad_agent_private *dr;
+
+	dr = mad_test_reg_agent(test, port, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE,
+				NULL, (const int[]){ 1, -1 });
+	dr->qp_info = &port->qp_info[0];
+	KUNIT_ASSERT_EQ(test, ib_mad_reg_insert(port, dr), 0);
+	KUNIT_EXPECT_PTR_EQ(test, mad_test_lookup(port, 0x81, NULL, 1), dr);
+	KUNIT_EXPECT_NULL(test, mad_test_lookup(port, 0x01, NULL, 1));
+	ib_mad_reg_remove(port, dr);
+	ib_mad_reg_tables_free(port);
+}
+
+static void mad_test_reg_vendor_oui(struct kunit *test)
+{
+	static const u8 ouis[IB_MAD_MAX_OUI + 1][3] = {
+		{ 0, 0, 1 }, { 0, 0, 2 }, { 0, 0, 3 }, { 0, 0, 4 }, { 0, 0, 5 },
+		{ 0, 0, 6 }, { 0, 0, 7 }, { 0, 0, 8 }, { 0, 0, 9 },
+	};
+	struct ib_mad_port_private *port = mad_test_port(test);
+	struct ib_mad_agent_private *agents[IB_MAD_MAX_OUI + 1];
+	int i;
+
+	for (i = 0; i <= IB_MAD_MAX_OUI; i++)
+		agents[i] = mad_test_reg_agent(test, port, 0x31, ouis[i],
+					       (const int[]){ 1, -1 });
+	/* Same class and method, different OUIs: all fit but the ninth. */
+	for (i = 0; i < IB_MAD_MAX_OUI; i++)
+		KUNIT_EXPECT_EQ(test, ib_mad_reg_insert(port, agents[i]), 0);
+	KUNIT_EXPECT_EQ(test, ib_mad_reg_insert(port, agents[IB_MAD_MAX_OUI]),
+			-EINVAL);
+	for (i = 0; i < IB_MAD_MAX_OUI; i++)
+		KUNIT_EXPECT_PTR_EQ(test, mad_test_lookup(port, 0x31, ouis[i], 1),
+				    agents[i]);
+	KUNIT_EXPECT_NULL(test, mad_test_lookup(port, 0x31, ouis[8], 1));
+	KUNIT_EXPECT_NULL(test, mad_test_lookup(port, 0x32, ouis[0], 1));
+
+	/* Freeing an OUI slot lets the ninth in. */
+	ib_mad_reg_remove(port, agents[3]);
+	KUNIT_EXPECT_NULL(test, mad_test_lookup(port, 0x31, ouis[3], 1));
+	KUNIT_EXPECT_EQ(test, ib_mad_reg_insert(port, agents[IB_MAD_MAX_OUI]), 0);
+	KUNIT_EXPECT_PTR_EQ(test, mad_test_lookup(port, 0x31, ouis[8], 1),
+			    agents[IB_MAD_MAX_OUI]);
+	for (i = 0; i <= IB_MAD_MAX_OUI; i++)
+		ib_mad_reg_remove(port, agents[i]);
+	KUNIT_EXPECT_NULL(test, port->version[1].vendor);
+}
+
+struct mad_test_reg_case {
+	const char *name;
+	enum ib_qp_type qp_type;
+	bool has_req;
+	u8 mgmt_class;
+	u8 version;
+	u8 oui0;
+	u8 rmpp;
+	bool send_h;
+	bool recv_h;
+	u32 flags;
+	int ret;
+};
+
+static const struct mad_test_reg_case mad_test_reg_cases[] = {
+	{ "send only", IB_QPT_GSI, false, 0, 0, 0, 0, true, false, 0, 0 },
+	{ "send only without handler", IB_QPT_GSI, false, 0, 0, 0, 0, false,
+	  true, 0, -EINVAL },
+	{ "send only with user rmpp", IB_QPT_GSI, false, 0, 0, 0, 0, true,
+	  true, IB_MAD_USER_RMPP, -EINVAL },
+	{ "sa agent", IB_QPT_GSI, true, 0x03, 2, 0, 1, true, true, 0, 0 },
+	{ "no recv handler", IB_QPT_GSI, true, 0x03, 2, 0, 0, true, false, 0,
+	  -EINVAL },
+	{ "class 0", IB_QPT_GSI, true, 0, 1, 0, 0, true, true, 0, -EINVAL },
+	{ "class 0x50", IB_QPT_GSI, true, 0x50, 1, 0, 0, true, true, 0,
+	  -EINVAL },
+	{ "version too big", IB_QPT_GSI, true, 0x03, IB_MAD_MAX_VERSION, 0, 0,
+	  true, true, 0, -EINVAL },
+	{ "vendor without oui", IB_QPT_GSI, true, 0x30, 1, 0, 0, true, true, 0,
+	  -EINVAL },
+	{ "vendor with oui", IB_QPT_GSI, true, 0x30, 1, 1, 1, true, true, 0, 0 },
+	{ "rmpp on cm", IB_QPT_GSI, true, 0x07, 2, 0, 1, true, true, 0,
+	  -EINVAL },
+	{ "bad rmpp version", IB_QPT_GSI, true, 0x03, 2, 0, 2, true, true, 0,
+	  -EINVAL },
+	{ "smp on gsi", IB_QPT_GSI, true, 0x01, 1, 0, 0, true, true, 0,
+	  -EINVAL },
+	{ "gmp on smi", IB_QPT_SMI, true, 0x04, 1, 0, 0, true, true, 0,
+	  -EINVAL },
+	{ "dr smp on smi", IB_QPT_SMI, true, 0x81, 1, 0, 0, true, true, 0, 0 },
+	{ "ud qp", IB_QPT_UD, false, 0, 0, 0, 0, true, true, 0, -EINVAL },
+	{ "unknown flag", IB_QPT_GSI, true, 0x03, 2, 0, 0, true, true, 0x100,
+	  -EINVAL },
+};
+
+static void mad_test_reg_desc(const struct mad_test_reg_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(mad_test_reg, mad_test_reg_cases, mad_test_reg_desc);
+
+static void mad_test_reg_validate(struct kunit *test)
+{
+	const struct mad_test_reg_case *c = test->param_value;
+	struct ib_mad_reg_req req = {
+		.mgmt_class = c->mgmt_class,
+		.mgmt_class_version = c->version,
+		.oui = { c->oui0, 0, 0 },
+	};
+
+	KUNIT_EXPECT_EQ(test,
+			ib_mad_reg_validate(c->qp_type, c->has_req ? &req : NULL,
+					    c->rmpp, c->send_h, c->recv_h,
+					    c->flags),
+			c->ret);
+}
+
+/* The fake port for sends ------------------------------------------------ */
+
+#define MAD_TEST_MAX_POSTS	16
+
+struct mad_test_env {
+	struct ib_device *dev;
+	struct ib_port_data port_data[2];
+	struct ib_pd pd;
+	struct ib_qp qp;
+	struct ib_mad_port_private *port;
+	struct ib_mad_agent_private *priv;
+	int post_ret;
+	int posts;
+	int sends_done;
+	int recvs_done;
+	enum ib_wc_status last_status;
+	struct ib_mad_send_buf *recv_send_buf;
+	char order[8];
+	int norder;
+};
+
+static struct mad_test_env *mad_test_env_of(struct ib_mad_agent *agent)
+{
+	return agent->context;
+}
+
+static void mad_test_note(struct mad_test_env *env, char what)
+{
+	if (env->norder < (int)sizeof(env->order) - 1)
+		env->order[env->norder++] = what;
+}
+
+static void mad_test_send_handler(struct ib_mad_agent *agent,
+				  struct ib_mad_send_wc *wc)
+{
+	struct mad_test_env *env = mad_test_env_of(agent);
+
+	env->sends_done++;
+	env->last_status = wc->status;
+	mad_test_note(env, 's');
+}
+
+static void mad_test_recv_handler(struct ib_mad_agent *agent,
+				  struct ib_mad_send_buf *send_buf,
+				  struct ib_mad_recv_wc *recv_wc)
+{
+	struct mad_test_env *env = mad_test_env_of(agent);
+
+	env->recvs_done++;
+	env->recv_send_buf = send_buf;
+	mad_test_note(env, 'r');
+	ib_free_recv_mad(recv_wc);
+}
+
+/* Replaces ib_mad_qp_post_send(): the QP accepts, nothing happens. */
+static int mad_test_qp_post_send(struct ib_mad_send_wr_private *wr)
+{
+	struct mad_test_env *env = kunit_get_current_test()->priv;
+
+	if (env->post_ret)
+		return env->post_ret;
+	env->posts++;
+	return 0;
+}
+
+static void mad_test_env_exit(void *data)
+{
+	struct mad_test_env *env = data;
+	struct ib_mad_agent_private *priv = env->priv;
+
+	ib_mad_agent_flush_sends(priv);
+	ib_mad_agent_put(priv);
+	/* A failed test may leave buffers behind: leak rather than hang. */
+	if (!wait_for_completion_timeout(&priv->comp, 5 * HZ)) {
+		pr_err("mad_kunit: agent still referenced, leaking it\n");
+		return;
+	}
+	cancel_delayed_work_sync(&priv->timed_work);
+	destroy_workqueue(env->port->wq);
+	kfree(priv);
+}
+
+static struct mad_test_env *mad_test_env(struct kunit *test)
+{
+	struct mad_test_env *env;
+
+	env = kunit_kzalloc(test, sizeof(*env), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, env);
+	env->dev = kunit_kzalloc(test, sizeof(*env->dev), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, env->dev);
+	env->dev->port_data = env->port_data;
+	env->dev->phys_port_cnt = 1;
+	env->qp.pd = &env->pd;
+	env->qp.device = env->dev;
+	env->qp.qp_num = 1;
+	env->port = mad_test_port(test);
+	env->port->device = env->dev;
+	env->port->wq = alloc_ordered_workqueue("mad_kunit", 0);
+	KUNIT_ASSERT_NOT_NULL(test, env->port->wq);
+	env->priv = ib_mad_agent_alloc(&env->port->qp_info[1], NULL);
+	KUNIT_ASSERT_NOT_NULL(test, env->priv);
+	env->priv->agent.device = env->dev;
+	env->priv->agent.qp = &env->qp;
+	env->priv->agent.port_num = 1;
+	env->priv->agent.context = env;
+	env->priv->agent.send_handler = mad_test_send_handler;
+	env->priv->agent.recv_handler = mad_test_recv_handler;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mad_test_env_exit,
+							env), 0);
+	test->priv = env;
+	kunit_activate_static_stub(test, ib_mad_qp_post_send,
+				   mad_test_qp_post_send);
+	return env;
+}
+
+/* A DR SMP: responses match without an address check. */
+static struct ib_mad_send_buf *mad_test_send(struct kunit *test,
+					     struct mad_test_env *env,
+					     u64 tid, int timeout_ms,
+					     int retries)
+{
+	struct ib_mad_send_buf *buf;
+	struct ib_smp *smp;
+
+	buf = ib_create_send_mad(&env->priv->agent, 0, 0, 0, IB_MGMT_MAD_HDR,
+				 IB_MGMT_MAD_DATA, GFP_KERNEL,
+				 IB_MGMT_BASE_VERSION);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	smp = buf->mad;
+	smp->base_version = IB_MGMT_BASE_VERSION;
+	smp->mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->class_version = 1;
+	smp->method = IB_MGMT_METHOD_GET;
+	smp->tid = cpu_to_be64(tid);
+	buf->timeout_ms = timeout_ms;
+	buf->retries = retries;
+	return buf;
+}
+
+static void mad_test_wire_done(struct ib_mad_send_buf *buf,
+			       enum ib_wc_status status)
+{
+	struct ib_wc wc = { .status = status };
+
+	ib_mad_send_wc_done(ib_mad_send_wr(buf), &wc);
+}
+
+/* The network answers @tid with a GetResp of @mgmt_class. */
+static void mad_test_respond(struct kunit *test, struct mad_test_env *env,
+			     u64 tid, u8 mgmt_class)
+{
+	struct ib_mad_recv_priv *recv;
+	struct ib_mad_hdr *hdr;
+
+	recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, recv);
+	hdr = (struct ib_mad_hdr *)recv->mad;
+	hdr->base_version = IB_MGMT_BASE_VERSION;
+	hdr->mgmt_class = mgmt_class;
+	hdr->class_version = 1;
+	hdr->method = IB_MGMT_METHOD_GET_RESP;
+	hdr->tid = cpu_to_be64(tid);
+	recv->recv_wc.wc = &recv->wc;
+	recv->recv_wc.recv_buf.mad = (struct ib_mad *)recv->mad;
+	recv->recv_wc.recv_buf.grh = &recv->grh;
+	recv->recv_wc.mad_len = sizeof(struct ib_mad);
+	INIT_LIST_HEAD(&recv->recv_wc.rmpp_list);
+	list_add(&recv->recv_wc.recv_buf.list, &recv->recv_wc.rmpp_list);
+	ib_mad_agent_get(env->priv);
+	ib_mad_deliver(env->priv, &recv->recv_wc);
+}
+
+static enum ib_mad_send_state mad_test_state(struct ib_mad_send_buf *buf)
+{
+	return ib_mad_send_wr(buf)->state;
+}
+
+/* Send state machine ----------------------------------------------------- */
+
+static void mad_test_send_no_response(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 1, 0, 0);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_ON_WIRE);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	/* Posting it again while outstanding is refused. */
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(buf, NULL), -EBUSY);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_DONE);
+	ib_free_send_mad(buf);
+}
+
+static void mad_test_send_response(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 2, 5000, 0);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	/* Another TID or another class does not match. */
+	mad_test_respond(test, env, 3, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	mad_test_respond(test, env, 2, IB_MGMT_CLASS_SUBN_LID_ROUTED);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+	mad_test_respond(test, env, 2, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	KUNIT_EXPECT_PTR_EQ(test, env->recv_send_buf, buf);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_STREQ(test, env->order, "rs");
+	/* A duplicate response finds nothing. */
+	mad_test_respond(test, env, 2, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	ib_free_send_mad(buf);
+}
+
+static void mad_test_send_early_response(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 4, 5000, 3);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	mad_test_respond(test, env, 4, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_RESPONDED);
+	/* A cancel now is too late. */
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 0), -EINVAL);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_STREQ(test, env->order, "rs");
+	ib_free_send_mad(buf);
+}
+
+static void mad_test_send_cancel_on_wire(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 5, 5000, 0);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 0), 0);
+	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_CANCELLED);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 0), -EINVAL);
+	/* The response to a cancelled request is not delivered. */
+	mad_test_respond(test, env, 5, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	/* The work request completes fine, yet the send was cancelled. */
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_WR_FLUSH_ERR);
+	flush_workqueue(env->port->wq);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	ib_free_send_mad(buf);
+}
+
+static void mad_test_send_cancel_waiting(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 6, 5000, 0);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 0), 0);
+	/* Never from the cancel call itself. */
+	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_WR_FLUSH_ERR);
+	ib_free_send_mad(buf);
+}
+
+static void mad_test_wait_timeout(struct mad_test_env *env)
+{
+	msleep(60);
+	flush_delayed_work(&env->priv->timed_work);
+}
+
+static void mad_test_send_retries(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 7, 20, 2);
+	int i;
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	KUNIT_EXPECT_EQ(test, buf->retries, 0);
+	for (i = 1; i <= 2; i++) {
+		mad_test_wire_done(buf, IB_WC_SUCCESS);
+		mad_test_wait_timeout(env);
+		KUNIT_EXPECT_EQ(test, env->posts, 1 + i);
+		KUNIT_EXPECT_EQ(test, buf->retries, i);
+		KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_ON_WIRE);
+		KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	}
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->posts, 3);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	KUNIT_EXPECT_EQ(test, buf->retries, 2);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	ib_free_send_mad(buf);
+}
+
+static void mad_test_send_modify(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 8, 20, 0);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 10000), 0);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_WAIT_RESP);
+	mad_test_respond(test, env, 8, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	ib_free_send_mad(buf);
+}
+
+static void mad_test_send_error(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 9, 5000, 3);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	mad_test_wire_done(buf, IB_WC_GENERAL_ERR);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_GENERAL_ERR);
+	/* A buffer whose handler ran may be posted again. */
+	buf->timeout_ms = 0;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	ib_free_send_mad(buf);
+}
+
+static void mad_test_send_failed_post(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *a = mad_test_send(test, env, 10, 0, 0);
+	struct ib_mad_send_buf *b = mad_test_send(test, env, 11, 0, 0);
+	struct ib_mad_send_buf *bad = NULL;
+
+	env->post_ret = -ENOMEM;
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(a, &bad), -ENOMEM);
+	KUNIT_EXPECT_PTR_EQ(test, bad, a);
+	KUNIT_EXPECT_EQ(test, mad_test_state(a), IB_MAD_SEND_IDLE);
+
+	/* In a chain, the first buffer not posted is named. */
+	env->post_ret = 0;
+	a->next = b;
+	b->timeout_ms = 5;		/* fine */
+	env->priv->agent.recv_handler = NULL;	/* now b is refused */
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(a, &bad), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, bad, b);
+	env->priv->agent.recv_handler = mad_test_recv_handler;
+	KUNIT_EXPECT_EQ(test, mad_test_state(b), IB_MAD_SEND_IDLE);
+	mad_test_wire_done(a, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	ib_free_send_mad(a);
+	ib_free_send_mad(b);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+}
+
+static void mad_test_send_flush(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *a = mad_test_send(test, env, 12, 5000, 0);
+	struct ib_mad_send_buf *b = mad_test_send(test, env, 13, 5000, 0);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(a, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(b, NULL), 0);
+	mad_test_wire_done(a, IB_WC_SUCCESS);
+	/* Unregistration: a (waiting) completes now, b when its WR does. */
+	ib_mad_agent_flush_sends(env->priv);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_WR_FLUSH_ERR);
+	mad_test_wire_done(b, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_WR_FLUSH_ERR);
+	ib_free_send_mad(a);
+	ib_free_send_mad(b);
+}
+
+static void mad_test_tid_hash(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *bufs[4];
+	u64 tids[4] = { 0x100000001ULL, 0x100000041ULL, 0x200000001ULL,
+			0x100000081ULL };
+	int i;
+
+	/* Outstanding TIDs, some differing only in hi_tid: each its own. */
+	for (i = 0; i < 4; i++) {
+		bufs[i] = mad_test_send(test, env, tids[i], 5000, 0);
+		KUNIT_ASSERT_EQ(test, ib_post_send_mad(bufs[i], NULL), 0);
+		mad_test_wire_done(bufs[i], IB_WC_SUCCESS);
+	}
+	for (i = 3; i >= 0; i--) {
+		mad_test_respond(test, env, tids[i],
+				 IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+		KUNIT_EXPECT_PTR_EQ(test, env->recv_send_buf, bufs[i]);
+		KUNIT_EXPECT_EQ(test, mad_test_state(bufs[i]), IB_MAD_SEND_DONE);
+	}
+	KUNIT_EXPECT_EQ(test, env->sends_done, 4);
+	for (i = 0; i < 4; i++)
+		ib_free_send_mad(bufs[i]);
+}
+
+static void mad_test_rmpp_segments(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf;
+	u8 *seg;
+
+	env->priv->agent.rmpp_version = IB_MGMT_RMPP_VERSION;
+	/* 2 * 200 + 1 bytes of SA data: three segments, 199 bytes of pad. */
+	buf = ib_create_send_mad(&env->priv->agent, 1, 0, 1, IB_MGMT_SA_HDR,
+				 401, GFP_KERNEL, IB_MGMT_BASE_VERSION);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	KUNIT_EXPECT_EQ(test, buf->seg_count, 3);
+	KUNIT_EXPECT_EQ(test, buf->seg_size, 200);
+	KUNIT_EXPECT_EQ(test, buf->seg_rmpp_size, 220);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_wr(buf)->pad, 199);
+	seg = ib_get_rmpp_segment(buf, 3);
+	KUNIT_ASSERT_NOT_NULL(test, seg);
+	KUNIT_EXPECT_EQ(test, seg[199], 0);
+	KUNIT_EXPECT_NOT_NULL(test, ib_get_rmpp_segment(buf, 1));
+	KUNIT_EXPECT_NULL(test, ib_get_rmpp_segment(buf, 4));
+	KUNIT_EXPECT_NULL(test, ib_get_rmpp_segment(buf, 0));
+	KUNIT_EXPECT_TRUE(test, ib_get_rmpp_flags(&((struct ib_rmpp_mad *)buf->mad)->rmpp_hdr) &
+			  IB_MGMT_RMPP_FLAG_ACTIVE);
+	ib_free_send_mad(buf);
+
+	/* Lengths a caller (or user space) gets wrong are refused. */
+	KUNIT_EXPECT_TRUE(test, IS_ERR(ib_create_send_mad(&env->priv->agent, 1,
+							  0, 0, IB_MGMT_SA_HDR,
+							  -1, GFP_KERNEL, 1)));
+	KUNIT_EXPECT_TRUE(test, IS_ERR(ib_create_send_mad(&env->priv->agent, 1,
+							  0, 0, IB_MGMT_SA_HDR,
+							  201, GFP_KERNEL, 1)));
+	KUNIT_EXPECT_TRUE(test, IS_ERR(ib_create_send_mad(&env->priv->agent, 1,
+							  0, 1, 256, 10,
+							  GFP_KERNEL, 1)));
+	env->priv->agent.rmpp_version = 0;
+	KUNIT_EXPECT_TRUE(test, IS_ERR(ib_create_send_mad(&env->priv->agent, 1,
+							  0, 1, IB_MGMT_SA_HDR,
+							  401, GFP_KERNEL, 1)));
+}
+
+/* RoCE v2 with IPv4: the GIDs come from the IPv4 header. */
+static void mad_test_roce_ipv4_gids(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_recv_priv *recv;
+	union ib_gid sgid, dgid;
+	struct iphdr *ip;
+
+	env->port_data[1].immutable.core_cap_flags =
+		RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, recv);
+	/* The IPv4 header sits in the last 20 of the 40 bytes. */
+	ip = (struct iphdr *)((u8 *)&recv->grh + 20);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->saddr = htonl(0xc0a80002);
+	ip->daddr = htonl(0xc0a80001);
+	ip->check = ip_fast_csum((u8 *)ip, 5);
+	recv->recv_wc.wc = &recv->wc;
+	recv->recv_wc.recv_buf.grh = &recv->grh;
+
+	/* Without the network header type, the header is recognised. */
+	KUNIT_ASSERT_EQ(test, ib_mad_recv_gids(env->priv, &recv->recv_wc,
+					       &sgid, &dgid), 0);
+	KUNIT_EXPECT_TRUE(test, ipv6_addr_v4mapped((struct in6_addr *)&sgid));
+	KUNIT_EXPECT_EQ(test, ((struct in6_addr *)&sgid)->s6_addr32[3],
+			htonl(0xc0a80002));
+	KUNIT_EXPECT_EQ(test, ((struct in6_addr *)&dgid)->s6_addr32[3],
+			htonl(0xc0a80001));
+
+	/* With it, as rxe reports. */
+	memset(&sgid, 0, sizeof(sgid));
+	recv->wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+	recv->wc.network_hdr_type = RDMA_NETWORK_IPV4;
+	KUNIT_ASSERT_EQ(test, ib_mad_recv_gids(env->priv, &recv->recv_wc,
+					       &sgid, &dgid), 0);
+	KUNIT_EXPECT_EQ(test, ((struct in6_addr *)&sgid)->s6_addr32[3],
+			htonl(0xc0a80002));
+	ib_mad_recv_priv_free(recv);
+}
+
+static struct kunit_case mad_core_test_cases[] = {
+	KUNIT_CASE(mad_test_header_helpers),
+	KUNIT_CASE_PARAM(mad_test_recv_validate, mad_test_validate_gen_params),
+	KUNIT_CASE(mad_test_dr_outbound),
+	KUNIT_CASE(mad_test_dr_returning),
+	KUNIT_CASE(mad_test_dr_opa),
+	KUNIT_CASE_PARAM(mad_test_reg_validate, mad_test_reg_gen_params),
+	KUNIT_CASE(mad_test_reg_overlap),
+	KUNIT_CASE(mad_test_reg_dr_alias),
+	KUNIT_CASE(mad_test_reg_vendor_oui),
+	KUNIT_CASE(mad_test_send_no_response),
+	KUNIT_CASE(mad_test_send_response),
+	KUNIT_CASE(mad_test_send_early_response),
+	KUNIT_CASE(mad_test_send_cancel_on_wire),
+	KUNIT_CASE(mad_test_send_cancel_waiting),
+	KUNIT_CASE(mad_test_send_retries),
+	KUNIT_CASE(mad_test_send_modify),
+	KUNIT_CASE(mad_test_send_error),
+	KUNIT_CASE(mad_test_send_failed_post),
+	KUNIT_CASE(mad_test_send_flush),
+	KUNIT_CASE(mad_test_tid_hash),
+	KUNIT_CASE(mad_test_rmpp_segments),
+	KUNIT_CASE(mad_test_roce_ipv4_gids),
+	{}
+};
+
+static struct kunit_suite mad_core_test_suite = {
+	.name = "ib_mad_core",
+	.test_cases = mad_core_test_cases,
+};
+
+kunit_test_suite(mad_core_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the InfiniBand MAD core");
+MODULE_LICENSE("Dual BSD/GPL");

@@ -1,0 +1,20 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of rmpp-interop.sh, listening VM: rxe on the wire to the other
+# VM (10.12.0.1), then progs/rmpp_umad.c answers the peer's 12 RMPP
+# requests (vendor 0x30 and DevMgt, 1 B to 1 MiB) with RMPP responses.
+
+. "$MS_HARNESS/guest-lib.sh"
+
+set -e
+cc -O2 -Wall -o /tmp/rmpp_umad "$MS_HARNESS/progs/rmpp_umad.c" -libumad
+ip addr add 10.12.0.1/24 dev eth0
+ip link set eth0 up
+modprobe rdma_rxe
+rdma link add rxe-eth0 type rxe netdev eth0
+ms_wait 20 ms_port_active rxe-eth0
+modprobe ib_umad
+ms_wait 10 test -c /dev/infiniband/umad0
+echo "# $(uname -r): serving on rxe-eth0"
+/tmp/rmpp_umad -d rxe-eth0 -p 1 -c 12 -w 600 serve

@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmpp_umad - RMPP transfers through ib_umad with kernel RMPP agents.
+ *
+ * A requester agent sends an RMPP request (method Set) of N bytes of class
+ * data; a responder agent, registered for Get and Set on the class with
+ * rmpp_version 1, checks every byte and answers with an RMPP GetResp of N
+ * bytes of its own, which the requester checks in turn.  Both directions
+ * of a double-sided transfer go through the kernel's segmentation and
+ * reassembly.  Classes: a vendor class of range 2 (0x30, with an OUI) and
+ * Device Management (0x06).
+ *
+ * Modes:
+ *   rmpp_umad [-d dev] [-p port] [-g gid_index] loop
+ *	both agents in this process, talking to our own port
+ *   rmpp_umad [-d dev] [-p port] [-c count] [-w secs] serve
+ *	responder only, for a requester on another node
+ *   rmpp_umad [-d dev] [-p port] [-g gid_index] client DGID
+ *	requester only, towards the responder at DGID (RoCE/GRH)
+ *
+ * Output is TAP: one test point per class, size and direction.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/umad.h>
+
+#define MGMT_BASE_VERSION	1
+#define METHOD_GET		0x01
+#define METHOD_SET		0x02
+#define METHOD_GET_RESP		0x81
+#define RMPP_VERSION		1
+#define RMPP_TYPE_DATA		1
+#define RMPP_FLAG_ACTIVE	1
+#define GSI_QKEY		0x80010000u
+#define ATTR_TEST		0xff10	/* vendor-specific attribute */
+#define MAX_PAYLOAD		(1u << 20)
+
+/* The classes under test and their class data offsets. */
+struct test_class {
+	const char *name;
+	uint8_t mgmt_class;
+	uint8_t class_version;
+	int hdr_len;		/* common + RMPP + class header */
+	uint8_t oui[3];		/* vendor range 2 only */
+};
+
+static const struct test_class classes[] = {
+	{ "vendor 0x30", 0x30, 1, 40, { 0x00, 0x14, 0x05 } },
+	{ "devmgt", 0x06, 1, 64, { 0, 0, 0 } },
+};
+
+static const uint32_t sizes[] = { 1, 200, 220, 4096, 65536, MAX_PAYLOAD };
+
+/* struct ib_mad_hdr + struct ib_rmpp_hdr, wire layout */
+struct wire_hdr {
+	uint8_t base_version;
+	uint8_t mgmt_class;
+	uint8_t class_version;
+	uint8_t method;
+	__be16 status;
+	__be16 class_specific;
+	__be64 tid;
+	__be16 attr_id;
+	__be16 resv;
+	__be32 attr_mod;
+	uint8_t rmpp_version;
+	uint8_t rmpp_type;
+	uint8_t rmpp_rtime_flags;
+	uint8_t rmpp_status;
+	__be32 seg_num;
+	__be32 paylen_newwin;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct wire_hdr) == 36, "RMPP MAD header is 36 bytes");
+
+struct port {
+	int fd;
+	int gid_index;
+	uint8_t gid[16];
+};
+
+static int tap_n, tap_failed;
+
+static void tap(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void tap(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	tap_n++;
+	if (!ok)
+		tap_failed++;
+	printf("%s %d - ", ok ? "ok" : "not ok", tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Deterministic data for one (class, size, direction). */
+static void pattern(uint8_t *buf, uint32_t len, uint8_t mgmt_class,
+		    int response)
+{
+	uint32_t x = 0x9e3779b9u ^ (len * 2654435761u) ^
+		     ((uint32_t)mgmt_class << 24) ^ (response ? 0x5a5a5a5au : 0);
+	uint32_t i;
+
+	for (i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = x >> 11;
+	}
+}
+
+/* Index of the first differing byte, or -1. */
+static long first_diff(const uint8_t *a, const uint8_t *b, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return i;
+	return -1;
+}
+
+static int read_gid(const char *dev, int port, int index, uint8_t *gid)
+{
+	char path[256], text[64];
+	unsigned int w[8];
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/gids/%d",
+		 dev, port, index);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(text, sizeof(text), f) ||
+	    sscanf(text, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2], &w[3],
+		   &w[4], &w[5], &w[6], &w[7]) != 8) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	for (i = 0; i < 8; i++) {
+		gid[2 * i] = w[i] >> 8;
+		gid[2 * i + 1] = w[i] & 0xff;
+	}
+	return 0;
+}
+
+static int parse_gid(const char *text, uint8_t *gid)
+{
+	char hex[33];
+	int i, j = 0;
+
+	/* Accept 32 hex digits with or without colons. */
+	for (i = 0; text[i] && j < 32; i++)
+		if (text[i] != ':')
+			hex[j++] = text[i];
+	hex[j] = 0;
+	if (j != 32)
+		return -EINVAL;
+	for (i = 0; i < 16; i++) {
+		unsigned int b;
+
+		if (sscanf(hex + 2 * i, "%2x", &b) != 1)
+			return -EINVAL;
+		gid[i] = b;
+	}
+	return 0;
+}
+
+static void set_addr_gid(ib_mad_addr_t *addr, const uint8_t *dgid,
+			 int gid_index)
+{
+	memset(addr, 0, sizeof(*addr));
+	addr->qpn = htonl(1);
+	addr->qkey = htonl(GSI_QKEY);
+	addr->lid = htons(0);
+	addr->grh_present = 1;
+	addr->gid_index = gid_index;
+	addr->hop_limit = 64;
+	memcpy(addr->gid, dgid, 16);
+}
+
+static int reg_agent(int fd, const struct test_class *c, int methods)
+{
+	long mask[16 / sizeof(long)];
+
+	memset(mask, 0, sizeof(mask));
+	if (methods) {
+		mask[METHOD_GET / (8 * sizeof(long))] |=
+			1L << (METHOD_GET % (8 * sizeof(long)));
+		mask[METHOD_SET / (8 * sizeof(long))] |=
+			1L << (METHOD_SET % (8 * sizeof(long)));
+	}
+	if (!methods)
+		/* Send-only: responses come back to it by TID. */
+		return umad_register(fd, 0, 0, RMPP_VERSION, mask);
+	if (c->mgmt_class >= 0x30 && c->mgmt_class <= 0x4f)
+		return umad_register_oui(fd, c->mgmt_class, RMPP_VERSION,
+					 (uint8_t *)c->oui, mask);
+	return umad_register(fd, c->mgmt_class, c->class_version, RMPP_VERSION,
+			     mask);
+}
+
+/* Build an RMPP MAD of @len data bytes after @c's headers. */
+static size_t build_mad(void *umad, const struct test_class *c, uint8_t method,
+			uint64_t tid, uint32_t len, int response)
+{
+	uint8_t *mad = umad_get_mad(umad);
+	struct wire_hdr *h = (struct wire_hdr *)mad;
+
+	memset(mad, 0, c->hdr_len);
+	h->base_version = MGMT_BASE_VERSION;
+	h->mgmt_class = c->mgmt_class;
+	h->class_version = c->class_version;
+	h->method = method;
+	h->tid = htobe64(tid);
+	h->attr_id = htons(ATTR_TEST);
+	h->attr_mod = htonl(len);
+	h->rmpp_version = RMPP_VERSION;
+	h->rmpp_type = RMPP_TYPE_DATA;
+	h->rmpp_rtime_flags = RMPP_FLAG_ACTIVE;
+	if (c->hdr_len == 40)		/* vendor range 2: reserved + OUI */
+		memcpy(mad + 37, c->oui, 3);
+	pattern(mad + c->hdr_len, len, c->mgmt_class, response);
+	return c->hdr_len + len;
+}
+
+/*
+ * Receive one MAD on @fd into @umad (room for MAX_PAYLOAD of data).
+ * Returns the MAD length, or a negative errno.
+ */
+static int recv_mad(int fd, void *umad, int timeout_ms)
+{
+	int len = 64 + MAX_PAYLOAD;
+	int ret;
+
+	ret = umad_recv(fd, umad, &len, timeout_ms);
+	if (ret < 0)
+		return ret;
+	if (umad_status(umad))
+		return -umad_status(umad);
+	return len;
+}
+
+/* Check a received RMPP message against what the peer must have sent. */
+static int check_mad(void *umad, int len, const struct test_class *c,
+		     uint32_t *size, int response, char *why, size_t whylen)
+{
+	const uint8_t *mad = umad_get_mad(umad);
+	const struct wire_hdr *h = (const struct wire_hdr *)mad;
+	static uint8_t expect[MAX_PAYLOAD];
+	long diff;
+
+	if (len < c->hdr_len) {
+		snprintf(why, whylen, "message of %d bytes", len);
+		return -1;
+	}
+	*size = ntohl(h->attr_mod);
+	if (h->mgmt_class != c->mgmt_class || *size > MAX_PAYLOAD ||
+	    len != c->hdr_len + (int)*size) {
+		snprintf(why, whylen, "class 0x%x, %d bytes for %u of data",
+			 h->mgmt_class, len, *size);
+		return -1;
+	}
+	pattern(expect, *size, c->mgmt_class, response);
+	diff = first_diff(mad + c->hdr_len, expect, *size);
+	if (diff >= 0) {
+		snprintf(why, whylen, "data differ at byte %ld of %u", diff,
+			 *size);
+		return -1;
+	}
+	return 0;
+}
+
+/* Answer one request on @fd; returns 1 when answered, 0 on idle, <0 error. */
+static int serve_one(int fd, int agent, const struct test_class *c,
+		     void *umad, void *reply, int timeout_ms, int report)
+{
+	const struct wire_hdr *h = (const struct wire_hdr *)umad_get_mad(umad);
+	char why[128] = "";
+	uint32_t size = 0;
+	size_t rlen;
+	int len, ret;
+
+	len = recv_mad(fd, umad, timeout_ms);
+	if (len == -ETIMEDOUT || len == -EWOULDBLOCK)
+		return 0;
+	if (len < 0)
+		return len;
+
+	ret = check_mad(umad, len, c, &size, 0, why, sizeof(why));
+	if (report)
+		tap(ret == 0, "%s: request of %u bytes received intact%s%s",
+		    c->name, size, ret ? ": " : "", why);
+	if (ret)
+		return -EPROTO;
+
+	rlen = build_mad(reply, c, METHOD_GET_RESP, be64toh(h->tid), size, 1);
+	memcpy(umad_get_mad_addr(reply), umad_get_mad_addr(umad),
+	       sizeof(ib_mad_addr_t));
+	umad_get_mad_addr(reply)->qkey = htonl(GSI_QKEY);
+	if (umad_send(fd, agent, reply, rlen, 0, 5) < 0)
+		return -errno ? -errno : -EIO;
+	return 1;
+}
+
+static void *alloc_umad(void)
+{
+	void *p = calloc(1, umad_size() + 64 + MAX_PAYLOAD);
+
+	if (!p) {
+		perror("calloc");
+		exit(2);
+	}
+	return p;
+}
+
+/*
+ * One request/response exchange from the requester's side; in loop mode
+ * the responder runs in between on its own descriptor.
+ */
+static void exchange(struct port *req, int req_agent, struct port *rsp,
+		     int rsp_agent, const struct test_class *c, uint32_t size,
+		     const uint8_t *dgid, void *buf, void *buf2)
+{
+	static uint32_t tid_lo = 0x1000;
+	char why[128] = "";
+	struct pollfd pfd[2];
+	int len, ret, served = 0;
+	uint32_t got = 0;
+	size_t mlen;
+
+	mlen = build_mad(buf, c, METHOD_SET, ++tid_lo, size, 0);
+	set_addr_gid(umad_get_mad_addr(buf), dgid, req->gid_index);
+	/* The response of a 1 MiB transfer takes a while under TCG. */
+	if (umad_send(req->fd, req_agent, buf, mlen, 60000, 1) < 0) {
+		tap(0, "%s: send %u bytes: %s", c->name, size, strerror(errno));
+		return;
+	}
+
+	for (;;) {
+		pfd[0].fd = req->fd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = rsp ? rsp->fd : -1;
+		pfd[1].events = POLLIN;
+		ret = poll(pfd, 2, 90000);
+		if (ret <= 0) {
+			tap(0, "%s: %u bytes: no response", c->name, size);
+			return;
+		}
+		if (rsp && (pfd[1].revents & POLLIN)) {
+			ret = serve_one(rsp->fd, rsp_agent, c, buf2,
+					(char *)buf2 + umad_size() + 64 +
+					MAX_PAYLOAD, 0, 1);
+			served += ret > 0;
+			if (ret < 0)
+				return;
+		}
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		len = recv_mad(req->fd, buf, 0);
+		if (len < 0) {
+			tap(0, "%s: %u bytes: request failed: %s", c->name,
+			    size, strerror(-len));
+			return;
+		}
+		break;
+	}
+	ret = check_mad(buf, len, c, &got, 1, why, sizeof(why));
+	if (!ret && got != size) {
+		snprintf(why, sizeof(why), "%u bytes instead of %u", got, size);
+		ret = -1;
+	}
+	tap(ret == 0, "%s: response of %u bytes received intact%s%s",
+	    c->name, size, ret ? ": " : "", why);
+	if (rsp && !served)
+		tap(0, "%s: %u bytes: response came before the request was seen",
+		    c->name, size);
+}
+
+static int open_port(const char *dev, int portnum, int gid_index,
+		     struct port *p)
+{
+	p->fd = umad_open_port(dev, portnum);
+	if (p->fd < 0) {
+		fprintf(stderr, "umad_open_port %s:%d: %s\n", dev ? dev : "any",
+			portnum, strerror(-p->fd));
+		return -1;
+	}
+	p->gid_index = gid_index;
+	if (dev && read_gid(dev, portnum, gid_index, p->gid)) {
+		fprintf(stderr, "cannot read GID %d of %s:%d\n", gid_index,
+			dev, portnum);
+		return -1;
+	}
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: rmpp_umad [-d dev] [-p port] [-g gid_index] loop\n"
+		"       rmpp_umad [-d dev] [-p port] [-c count] [-w secs] serve\n"
+		"       rmpp_umad [-d dev] [-p port] [-g gid_index] client DGID\n");
+	exit(2);
+}
+
+static int run_loop_or_client(const char *dev, int portnum, int gid_index,
+			      const char *dgid_text)
+{
+	size_t nc = sizeof(classes) / sizeof(classes[0]);
+	size_t ns = sizeof(sizes) / sizeof(sizes[0]);
+	struct port req, rsp;
+	int req_agent, rsp_agent[2] = { -1, -1 };
+	uint8_t dgid[16];
+	void *buf, *buf2;
+	size_t i, j;
+
+	if (open_port(dev, portnum, gid_index, &req))
+		return 2;
+	if (dgid_text) {
+		if (parse_gid(dgid_text, dgid)) {
+			fprintf(stderr, "bad GID %s\n", dgid_text);
+			return 2;
+		}
+	} else {
+		memcpy(dgid, req.gid, 16);
+		if (open_port(dev, portnum, gid_index, &rsp))
+			return 2;
+	}
+
+	buf = alloc_umad();
+	buf2 = calloc(1, 2 * (umad_size() + 64 + MAX_PAYLOAD));
+	if (!buf2)
+		return 2;
+
+	printf("TAP version 13\n1..%zu\n",
+	       nc * ns * (dgid_text ? 1 : 2) + nc * (dgid_text ? 1 : 2));
+	req_agent = reg_agent(req.fd, &classes[0], 0);
+	for (i = 0; i < nc; i++) {
+		tap(req_agent >= 0, "%s: requester agent registered",
+		    classes[i].name);
+		if (!dgid_text) {
+			rsp_agent[i] = reg_agent(rsp.fd, &classes[i], 1);
+			tap(rsp_agent[i] >= 0,
+			    "%s: responder agent registered (rmpp_version 1)",
+			    classes[i].name);
+		}
+	}
+	for (i = 0; i < nc; i++)
+		for (j = 0; j < ns; j++)
+			exchange(&req, req_agent, dgid_text ? NULL : &rsp,
+				 rsp_agent[i], &classes[i], sizes[j], dgid,
+				 buf, buf2);
+
+	printf("# %d of %d failed\n", tap_failed, tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+/* Responder for another node: serve until @count requests or idle @secs. */
+static int run_serve(const char *dev, int portnum, int count, int secs)
+{
+	size_t nc = sizeof(classes) / sizeof(classes[0]);
+	struct pollfd pfd;
+	struct port rsp;
+	int agent[2], served = 0;
+	void *buf, *reply;
+	size_t i;
+
+	if (open_port(dev, portnum, 0, &rsp))
+		return 2;
+	for (i = 0; i < nc; i++) {
+		agent[i] = reg_agent(rsp.fd, &classes[i], 1);
+		if (agent[i] < 0) {
+			fprintf(stderr, "%s: cannot register\n",
+				classes[i].name);
+			return 2;
+		}
+	}
+	buf = alloc_umad();
+	reply = alloc_umad();
+	printf("# serving %d requests\n", count);
+	fflush(stdout);
+	while (served < count) {
+		const struct wire_hdr *h;
+		int ret;
+
+		pfd.fd = rsp.fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, secs * 1000) <= 0) {
+			fprintf(stderr, "idle for %d s after %d requests\n",
+				secs, served);
+			return 1;
+		}
+		/* Peek at the class to pick the agent that answers. */
+		ret = recv_mad(rsp.fd, buf, 0);
+		if (ret < 0)
+			return 1;
+		h = (const struct wire_hdr *)umad_get_mad(buf);
+		for (i = 0; i < nc; i++)
+			if (classes[i].mgmt_class == h->mgmt_class)
+				break;
+		if (i == nc)
+			continue;
+		{
+			char why[128] = "";
+			uint32_t size = 0;
+			size_t rlen;
+
+			if (check_mad(buf, ret, &classes[i], &size, 0, why,
+				      sizeof(why))) {
+				fprintf(stderr, "%s: bad request: %s\n",
+					classes[i].name, why);
+				return 1;
+			}
+			rlen = build_mad(reply, &classes[i], METHOD_GET_RESP,
+					 be64toh(h->tid), size, 1);
+			memcpy(umad_get_mad_addr(reply), umad_get_mad_addr(buf),
+			       sizeof(ib_mad_addr_t));
+			umad_get_mad_addr(reply)->qkey = htonl(GSI_QKEY);
+			if (umad_send(rsp.fd, agent[i], reply, rlen, 0, 5) < 0)
+				return 1;
+		}
+		served++;
+	}
+	printf("# served %d requests intact\n", served);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = NULL;
+	int portnum = 1, gid_index = 0, count = 12, secs = 120, opt;
+
+	while ((opt = getopt(argc, argv, "d:p:g:c:w:")) != -1) {
+		switch (opt) {
+		case 'd':
+			dev = optarg;
+			break;
+		case 'p':
+			portnum = atoi(optarg);
+			break;
+		case 'g':
+			gid_index = atoi(optarg);
+			break;
+		case 'c':
+			count = atoi(optarg);
+			break;
+		case 'w':
+			secs = atoi(optarg);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind >= argc || !dev)
+		usage();
+	if (umad_init() < 0) {
+		fprintf(stderr, "umad_init failed\n");
+		return 2;
+	}
+	if (!strcmp(argv[optind], "loop"))
+		return run_loop_or_client(dev, portnum, gid_index, NULL);
+	if (!strcmp(argv[optind], "client") && optind + 1 < argc)
+		return run_loop_or_client(dev, portnum, gid_index,
+					  argv[optind + 1]);
+	if (!strcmp(argv[optind], "serve"))
+		return run_serve(dev, portnum, count, secs);
+	usage();
+	return 2;
+}
