@@ -397,10 +397,20 @@ static void ib_mad_qp_event(struct ib_event *event, void *context)
 		"MAD QP%u: fatal event %d\n", qp_info->qp->qp_num, event->event);
 }
 
+/*
+ * The send and receive queue locks of a QP nest (send, then receive) in
+ * ib_mad_port_mark_closing(); each kind gets its own lockdep class so the
+ * nesting is not mistaken for recursion.
+ */
+static struct lock_class_key ib_mad_send_queue_key;
+static struct lock_class_key ib_mad_recv_queue_key;
+
 static void ib_mad_init_queue(struct ib_mad_qp_info *qp_info,
 			      struct ib_mad_queue *q, int size)
 {
 	spin_lock_init(&q->lock);
+	lockdep_set_class(&q->lock, q == &qp_info->send_queue ?
+			  &ib_mad_send_queue_key : &ib_mad_recv_queue_key);
 	INIT_LIST_HEAD(&q->list);
 	q->count = 0;
 	q->max_active = size;

@@ -548,6 +548,7 @@ void ib_mad_agent_put(struct ib_mad_agent_private *priv)
 	if (refcount_dec_and_test(&priv->refcount))
 		complete(&priv->comp);
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_put);
 
 static int ib_mad_qp_index(enum ib_qp_type qp_type)
 {

@@ -707,6 +707,7 @@ void ib_mad_agent_timed_work(struct work_struct *work)
 		ib_mad_send_complete(wr);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_timed_work);
 
 /**
  * ib_mad_agent_flush_sends() - cancel every outstanding send of an agent

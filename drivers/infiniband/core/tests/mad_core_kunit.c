@@ -494,6 +494,7 @@ struct mad_test_env {
 	struct ib_qp qp;
 	struct ib_mad_port_private *port;
 	struct ib_mad_agent_private *priv;
+	struct kunit *test;
 	int post_ret;
 	int posts;
 	int sends_done;
@@ -548,6 +549,22 @@ static int mad_test_qp_post_send(struct ib_mad_send_wr_private *wr)
 	return 0;
 }
 
+/*
+ * The agent's timer work, run by the test's workqueue with the test made
+ * current: a retry posts from there, and the redirected
+ * ib_mad_qp_post_send() only applies to threads that run a test.
+ */
+static void mad_test_timed_work(struct work_struct *work)
+{
+	struct ib_mad_agent_private *priv =
+		container_of(work, struct ib_mad_agent_private, timed_work.work);
+	struct mad_test_env *env = mad_test_env_of(&priv->agent);
+
+	current->kunit_test = env->test;
+	ib_mad_agent_timed_work(work);
+	current->kunit_test = NULL;
+}
+
 static void mad_test_env_exit(void *data)
 {
 	struct mad_test_env *env = data;
@@ -590,6 +607,8 @@ static struct mad_test_env *mad_test_env(struct kunit *test)
 	env->priv->agent.context = env;
 	env->priv->agent.send_handler = mad_test_send_handler;
 	env->priv->agent.recv_handler = mad_test_recv_handler;
+	env->priv->timed_work.work.func = mad_test_timed_work;
+	env->test = test;
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mad_test_env_exit,
 							env), 0);
 	test->priv = env;
