@@ -96,3 +96,14 @@ ms_srp_disk() {
 	done
 	return 1
 }
+
+# ms_mad_counters DEV [PORT]: our MAD layer's counters for one port on one
+# line ("sent 12 received 12 ..."), from debugfs; fails when the kernel
+# has none (a pure upstream build).
+ms_mad_counters() {
+	local f=/sys/kernel/debug/ib_mad/$1-${2:-1}/stats
+
+	[ -r "$f" ] || return 1
+	awk '$2 != 0 || $1 ~ /^(sent|received|timeouts|retries)$/ { printf "%s%s %s", sep, $1, $2; sep = ", " }
+	     END { print "" }' "$f"
+}

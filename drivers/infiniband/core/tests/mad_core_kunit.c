@@ -989,10 +989,12 @@ static void mad_test_roce_ipv4_gids(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ib_mad_recv_gids(env->priv, &recv->recv_wc,
 					       &sgid, &dgid), 0);
 	KUNIT_EXPECT_TRUE(test, ipv6_addr_v4mapped((struct in6_addr *)&sgid));
-	KUNIT_EXPECT_EQ(test, ((struct in6_addr *)&sgid)->s6_addr32[3],
-			htonl(0xc0a80002));
-	KUNIT_EXPECT_EQ(test, ((struct in6_addr *)&dgid)->s6_addr32[3],
-			htonl(0xc0a80001));
+	KUNIT_EXPECT_EQ(test,
+			be32_to_cpu(((struct in6_addr *)&sgid)->s6_addr32[3]),
+			0xc0a80002);
+	KUNIT_EXPECT_EQ(test,
+			be32_to_cpu(((struct in6_addr *)&dgid)->s6_addr32[3]),
+			0xc0a80001);
 
 	/* With it, as rxe reports. */
 	memset(&sgid, 0, sizeof(sgid));
@@ -1000,8 +1002,9 @@ static void mad_test_roce_ipv4_gids(struct kunit *test)
 	recv->wc.network_hdr_type = RDMA_NETWORK_IPV4;
 	KUNIT_ASSERT_EQ(test, ib_mad_recv_gids(env->priv, &recv->recv_wc,
 					       &sgid, &dgid), 0);
-	KUNIT_EXPECT_EQ(test, ((struct in6_addr *)&sgid)->s6_addr32[3],
-			htonl(0xc0a80002));
+	KUNIT_EXPECT_EQ(test,
+			be32_to_cpu(((struct in6_addr *)&sgid)->s6_addr32[3]),
+			0xc0a80002);
 	ib_mad_recv_priv_free(recv);
 }
 

@@ -54,11 +54,8 @@ print(c.recv(200).decode().strip())
 say "initiator says: $msg"
 
 dmesg | grep -i srpt | tail -n 8 | sed 's/^/    dmesg: /'
-if [ -d /sys/kernel/debug/ib_mad ]; then
-	for f in /sys/kernel/debug/ib_mad/*/*/counters; do
-		[ -f "$f" ] && report "MAD counters (target ${f#/sys/kernel/debug/ib_mad/}): $(tr '\n' ' ' <"$f")"
-	done
-fi
+counters=$(ms_mad_counters rxe0) || die "no MAD counters in debugfs: is this our MAD layer?"
+report "MADs through our MAD layer (target rxe0 port 1): $counters"
 tcli clearconfig confirm=True || die "targetcli clearconfig"
 rmdir /sys/kernel/config/target/srpt 2>/dev/null
 modprobe -r ib_srpt || die "unloading ib_srpt"
