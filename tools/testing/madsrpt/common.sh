@@ -115,25 +115,32 @@ ms_glue() {
 		'include $(srctree)/drivers/infiniband/core/Makefile.mad'
 }
 
-# ms_verify_config CONFIG FRAGMENT...: fail when an option a fragment asks
-# for did not make it into the final .config (a missing dependency).
+# ms_verify_config CONFIG FRAGMENT...: fail when an option the fragments ask
+# for did not make it into the final .config (a missing dependency).  A
+# later fragment overrides an earlier one, as merge_config.sh does.
 ms_verify_config() {
 	local cfg=$1 bad=0 line opt val
+	local -A want=()
+	local -a order=()
 	shift
 	while read -r line; do
 		case "$line" in CONFIG_*=*) ;; *) continue ;; esac
 		opt=${line%%=*}
-		val=${line#*=}
+		[ -n "${want[$opt]+set}" ] || order+=("$opt")
+		want[$opt]=${line#*=}
+	done < <(cat "$@")
+	for opt in "${order[@]}"; do
+		val=${want[$opt]}
 		if [ "$val" = n ]; then
 			grep -q "^$opt=" "$cfg" && {
 				echo "config: $opt should be off"
 				bad=1
 			}
 		elif ! grep -qx "$opt=$val" "$cfg"; then
-			echo "config: wanted $line, got: $(grep "^$opt=\|$opt is not" "$cfg" || echo absent)"
+			echo "config: wanted $opt=$val, got: $(grep "^$opt=\|$opt is not" "$cfg" || echo absent)"
 			bad=1
 		fi
-	done < <(cat "$@")
+	done
 	[ $bad -eq 0 ] || ms_die "kernel config does not match the fragments"
 }
 
