@@ -107,3 +107,21 @@ ms_mad_counters() {
 	awk '$2 != 0 || $1 ~ /^(sent|received|timeouts|retries)$/ { printf "%s%s %s", sep, $1, $2; sep = ", " }
 	     END { print "" }' "$f"
 }
+
+# ms_build_prog NAME: compile progs/NAME.c (a libibumad program) into
+# /tmp/NAME; on failure print the compiler's output as TAP comments.
+ms_build_prog() {
+	local out
+
+	out=$(cc -O2 -Wall -o "/tmp/$1" "$MS_HARNESS/progs/$1.c" -libumad 2>&1) &&
+		return 0
+	sed 's/^/# /' <<<"$out"
+	return 1
+}
+
+# ms_bail DESC: the test cannot start; one failing point and exit.
+ms_bail() {
+	tap_plan 1
+	tap_fail "$1"
+	exit 1
+}

@@ -8,7 +8,7 @@
 . "$MS_HARNESS/guest-lib.sh"
 
 set -e
-cc -O2 -Wall -o /tmp/rmpp_umad "$MS_HARNESS/progs/rmpp_umad.c" -libumad
+ms_build_prog rmpp_umad
 ip addr add 10.12.0.1/24 dev eth0
 ip link set eth0 up
 modprobe rdma_rxe

@@ -14,18 +14,8 @@
 
 prog=/tmp/umad_getresp
 dev=rxe-veth0
-if ! out=$(cc -O2 -Wall -o "$prog" "$MS_HARNESS/progs/umad_getresp.c" \
-	   -libumad 2>&1); then
-	tap_plan 1
-	tap_fail "build progs/umad_getresp.c"
-	sed 's/^/# /' <<<"$out"
-	exit 1
-fi
-if ! ms_rxe_veth veth0 10.14.0.1/24; then
-	tap_plan 1
-	tap_fail "rdma_rxe on veth0"
-	exit 1
-fi
+ms_build_prog umad_getresp || ms_bail "build progs/umad_getresp.c"
+ms_rxe_veth veth0 10.14.0.1/24 || ms_bail "rdma_rxe on veth0"
 modprobe ib_umad
 ms_wait 10 test -c /dev/infiniband/umad0
 

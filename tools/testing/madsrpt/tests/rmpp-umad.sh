@@ -12,18 +12,8 @@
 . "$MS_HARNESS/guest-lib.sh"
 
 prog=/tmp/rmpp_umad
-if ! out=$(cc -O2 -Wall -o "$prog" "$MS_HARNESS/progs/rmpp_umad.c" \
-	   -libumad 2>&1); then
-	tap_plan 1
-	tap_fail "build progs/rmpp_umad.c"
-	sed 's/^/# /' <<<"$out"
-	exit 1
-fi
-if ! ms_rxe_veth veth0 10.11.0.1/24; then
-	tap_plan 1
-	tap_fail "rdma_rxe on veth0"
-	exit 1
-fi
+ms_build_prog rmpp_umad || ms_bail "build progs/rmpp_umad.c"
+ms_rxe_veth veth0 10.11.0.1/24 || ms_bail "rdma_rxe on veth0"
 modprobe ib_umad
 ms_wait 10 test -c /dev/infiniband/umad0
 
