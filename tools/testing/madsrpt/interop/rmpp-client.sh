@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest side of rmpp-interop.sh, connecting VM (10.12.0.2): once the peer
-# answers pings, progs/rmpp_umad.c sends it RMPP requests of 1 B, 200 B,
+# answers ARP, progs/rmpp_umad.c sends it RMPP requests of 1 B, 200 B,
 # 220 B, 4 KiB, 64 KiB and 1 MiB on a vendor class and on DevMgt over
 # RoCE v2 (IPv4 GIDs, index 1) and checks every byte of each RMPP response.
 
@@ -17,7 +17,7 @@ rdma link add rxe-eth0 type rxe netdev eth0
 ms_wait 20 ms_port_active rxe-eth0
 modprobe ib_umad
 ms_wait 10 test -c /dev/infiniband/umad0
-ms_wait 300 ping -c 1 -W 1 10.12.0.1
+ms_wait 300 ms_neigh 10.12.0.1
 # Give the server time to register its agents after its link came up.
 sleep 20
 echo "# $(uname -r): client on rxe-eth0"
