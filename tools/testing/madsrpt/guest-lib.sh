@@ -97,6 +97,52 @@ ms_srp_disk() {
 	return 1
 }
 
+# ms_srp_disks: print the block devices of all LIO-ORG SCSI disks.
+ms_srp_disks() {
+	local d
+	for d in /sys/class/scsi_device/*/device/; do
+		[ "$(cat "$d/vendor" 2>/dev/null)" = "LIO-ORG " ] || continue
+		ls "$d/block" 2>/dev/null
+	done
+}
+
+# ms_srp_logout: log ib_srp out of every SRP target port (remove the SCSI
+# hosts) and wait until they are gone.
+ms_srp_logout() {
+	local p
+	for p in /sys/class/srp_remote_ports/*; do
+		[ -e "$p/delete" ] && echo 1 >"$p/delete"
+	done
+	ms_wait 30 sh -c "! ls /sys/class/srp_remote_ports/* >/dev/null 2>&1"
+}
+
+# ms_srpt_teardown WWN: take down through configfs what the srpt tests set
+# up: every TPG of WWN (disabled first) with its ACLs and their mapped LUNs
+# and its LUNs, then the WWN, the fileio_0 backstores and the srpt fabric
+# directory.
+ms_srpt_teardown() {
+	local cfs=/sys/kernel/config/target tpg d l
+
+	for tpg in "$cfs/srpt/$1"/tpgt_*; do
+		[ -d "$tpg" ] || continue
+		echo 0 >"$tpg/enable" || return 1
+		for d in "$tpg"/acls/*/lun_* "$tpg"/acls/* "$tpg"/lun/lun_*; do
+			[ -d "$d" ] || continue
+			for l in "$d"/*; do
+				[ -L "$l" ] && { rm "$l" || return 1; }
+			done
+			rmdir "$d" || return 1
+		done
+		rmdir "$tpg" || return 1
+	done
+	rmdir "$cfs/srpt/$1" &&
+	for d in "$cfs"/core/fileio_0/*; do
+		[ -d "$d" ] || continue
+		rmdir "$d" || return 1
+	done &&
+	rmdir "$cfs/core/fileio_0" && rmdir "$cfs/srpt"
+}
+
 # ms_mad_counters DEV [PORT]: our MAD layer's counters for one port on one
 # line ("sent 12 received 12 ..."), from debugfs; fails when the kernel
 # has none (a pure upstream build).
@@ -124,4 +170,12 @@ ms_bail() {
 	tap_plan 1
 	tap_fail "$1"
 	exit 1
+}
+
+# ms_neigh IP: fails until IP answers ARP (the host root has no ping: any
+# datagram to it makes the kernel ask).  RoCE v2 address handles to an
+# IPv4-mapped GID need the peer's MAC in the neighbour table.
+ms_neigh() {
+	echo >"/dev/udp/$1/9" 2>/dev/null
+	ip neigh show "$1" | grep -q lladdr
 }
