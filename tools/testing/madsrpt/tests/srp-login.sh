@@ -59,24 +59,7 @@ tap_check "4 MiB O_DIRECT read back identical" \
 tap_check "backing file holds the same bytes" \
 	cmp -n $((4 << 20)) /tmp/pattern $lunfile
 
-logout() {
-	local p
-	for p in /sys/class/srp_remote_ports/*; do
-		echo 1 >"$p/delete"
-	done
-	ms_wait 30 sh -c "! ls /sys/class/srp_remote_ports/* >/dev/null 2>&1"
-}
-tap_check "ib_srp logs out" logout
-
-teardown_target() {
-	local tpg=$cfs/srpt/$wwn/tpgt_1
-	echo 0 >$tpg/enable &&
-	rm $tpg/acls/$acl/lun_0/lun0 && rmdir $tpg/acls/$acl/lun_0 &&
-	rmdir $tpg/acls/$acl && rm $tpg/lun/lun_0/lun0 &&
-	rmdir $tpg/lun/lun_0 && rmdir $tpg && rmdir $cfs/srpt/$wwn &&
-	rmdir $cfs/core/fileio_0/lun0 && rmdir $cfs/core/fileio_0 &&
-	rmdir $cfs/srpt
-}
-tap_check "target torn down through configfs" teardown_target
+tap_check "ib_srp logs out" ms_srp_logout
+tap_check "target torn down through configfs" ms_srpt_teardown $wwn
 tap_check "ib_srpt and ib_srp unload" modprobe -r ib_srp ib_srpt
 tap_done

@@ -81,14 +81,6 @@ login() {
 	add_target "$1" && ms_wait 30 ms_srp_disk
 }
 
-logout() {
-	local p
-	for p in /sys/class/srp_remote_ports/*; do
-		[ -e "$p/delete" ] && echo 1 >"$p/delete"
-	done
-	ms_wait 30 sh -c "! ls /sys/class/srp_remote_ports/* >/dev/null 2>&1"
-}
-
 no_acl() {
 	dmesg -C
 	! add_target "" 2>/dev/null &&
@@ -115,7 +107,7 @@ tap_check "SRQ: 4 MiB in 1 MiB blocks verified" verify 1M 4 0
 tap_check "SRQ: 64 KiB in 4 KiB blocks verified" verify 4k 16 100
 tap_check "the channel receives through the SRQ" \
 	sh -c "dmesg | grep -q 'credits.*, SRQ'"
-tap_check "logout" logout
+tap_check "logout" ms_srp_logout
 echo 0 >$tpg/attrib/use_srq
 
 modprobe -r ib_srp
@@ -130,7 +122,7 @@ tap_check "LUN reset (sg_reset -d)" sg_reset -d /dev/$disk
 tap_check "I/O after LUN reset" verify 64k 8 50
 tap_check "host reset (sg_reset -H)" sg_reset -H /dev/$disk
 tap_check "I/O after host reset" ms_wait 30 verify 64k 8 60
-tap_check "logout" logout
+tap_check "logout" ms_srp_logout
 
 modprobe -r ib_srp
 modprobe ib_srp cmd_sg_entries=1 never_register=1
@@ -148,13 +140,8 @@ removal() {
 tap_check "rdma link delete during I/O" removal
 
 teardown() {
-	logout
-	echo 0 >$tpg/enable
-	rm $tpg/acls/$acl/lun_0/lun0 && rmdir $tpg/acls/$acl/lun_0 &&
-	rmdir $tpg/acls/$acl && rm $tpg/lun/lun_0/lun0 &&
-	rmdir $tpg/lun/lun_0 && rmdir $tpg && rmdir $cfs/srpt/$wwn &&
-	rmdir $cfs/core/fileio_0/lun0 && rmdir $cfs/core/fileio_0 &&
-	rmdir $cfs/srpt
+	ms_srp_logout
+	ms_srpt_teardown $wwn
 }
 tap_check "configfs torn down after the device is gone" teardown
 tap_check "ib_srp and ib_srpt unload" modprobe -r ib_srp ib_srpt
