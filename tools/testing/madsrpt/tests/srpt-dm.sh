@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# srpt-dm: ib_srpt's Device Management agent, asked over the wire by
+# another node the way an initiator discovers SRP targets.
+#
+# Runs on the host and boots two VMs of our kernel joined by a virtual
+# wire (vm.sh -n).  The first is the target: rxe on eth0 (10.15.0.1) and
+# ib_srpt (interop/dm-target.sh).  The second queries it over umad
+# (interop/dm-query.sh, progs/dm_query.c "check"): Get() ClassPortInfo,
+# IOUnitInfo, IOControllerProfile and ServiceEntries for valid and invalid
+# slots and ranges, Set() of each attribute and Get() of attributes ib_srpt
+# does not have.  Every answer must be a GetResp() from the target's QP1
+# with the request's TID, the status ib_srpt gives and, where there is
+# data, every field as ib_srpt fills it for an rxe port.  All of it runs
+# twice: with link-local IPv6 GIDs, and with IPv4-mapped GIDs, whose
+# answers pure upstream 6.12's MAD layer loses and ours must deliver.
+# runs-on: host
+# timeout: 900
+
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/common.sh"
+
+ms_lock
+log=$MS_BUILD/logs/srpt-dm
+port=15531
+
+"$here/vm.sh" -k ours -t 840 -n "listen:$port" -l "$log-target.console" \
+	"$here/interop/dm-target.sh" >/dev/null &
+tgt_pid=$!
+sleep 5
+q_rc=0
+"$here/vm.sh" -k ours -t 780 -n "connect:$port" -l "$log-query.console" \
+	"$here/interop/dm-query.sh" >/dev/null || q_rc=$?
+t_rc=0
+wait "$tgt_pid" || t_rc=$?
+
+tgt=$(tr -d '\r' <"$log-target.console.out")
+qry=$(tr -d '\r' <"$log-query.console.out")
+
+echo "TAP version 13"
+echo "1..4"
+status=0
+n=0
+point() {
+	n=$((n + 1))
+	if [ "$1" = ok ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		status=1
+	fi
+}
+
+# verdict OUTPUT RC: ok when the VM's script passed every point it printed
+# and the VM exited cleanly (status 0, no kernel splat).
+verdict() {
+	local p f
+	p=$(grep -c '^ok ' <<<"$1")
+	f=$(grep -c '^not ok' <<<"$1")
+	if [ "$2" -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
+		echo ok
+	else
+		echo "not ok"
+	fi
+}
+
+sed 's/^/    /' <<<"$tgt"
+point "$(verdict "$tgt" $t_rc)" \
+	"target VM: ib_srpt's DM agent on rxe, torn down cleanly (exit $t_rc)"
+
+sed 's/^/    /' <<<"$qry"
+for kind in link-local IPv4-mapped; do
+	line=$(grep -E "^(not )?ok [0-9]+ - DM over $kind GIDs" <<<"$qry")
+	if [ -z "$line" ]; then
+		point "not ok" "DM over $kind GIDs: not run"
+	else
+		point "$(sed -E 's/^(not ok|ok).*/\1/' <<<"$line")" \
+			"${line#* - }"
+	fi
+done
+point "$(verdict "$qry" $q_rc)" \
+	"querier VM: every point passed, clean exit (exit $q_rc)"
+exit $status
