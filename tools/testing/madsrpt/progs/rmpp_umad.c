@@ -348,8 +348,12 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 
 	mlen = build_mad(buf, c, METHOD_SET, ++tid_lo, size, 0);
 	set_addr_gid(umad_get_mad_addr(buf), dgid, req->gid_index);
-	/* The response of a 1 MiB transfer takes a while under TCG. */
-	if (umad_send(req->fd, req_agent, buf, mlen, 60000, 1) < 0) {
+	/*
+	 * The request's timeout also bounds the whole RMPP response: across
+	 * two TCG guests on two cores, 1 MiB of DevMgt (5462 segments) has
+	 * been measured to take more than a minute.
+	 */
+	if (umad_send(req->fd, req_agent, buf, mlen, 240000, 1) < 0) {
 		tap(0, "%s: send %u bytes: %s", c->name, size, strerror(errno));
 		return;
 	}
