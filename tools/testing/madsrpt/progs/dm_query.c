@@ -100,8 +100,11 @@ static int dm_transact(struct dm_ctx *ctx, uint8_t method, uint16_t attr,
 	hdr->tid = htobe64(tid);
 	hdr->attr_id = htobe16(attr);
 	hdr->attr_mod = htobe32(mod);
-	umad_set_addr(umad, 0xffff, 1, 0, GSI_QKEY);
+	/* RoCE has no LIDs: the GRH addresses the port. */
+	umad_set_addr(umad, 0, 1, 0, GSI_QKEY);
 	umad_set_grh(umad, &ctx->addr);
+	/* umad_set_grh() leaves the source GID index alone. */
+	umad_get_mad_addr(umad)->gid_index = ctx->addr.gid_index;
 
 	ret = umad_send(ctx->fd, ctx->agent, umad, MAD_SIZE, ctx->timeout_ms,
 			ctx->retries);
