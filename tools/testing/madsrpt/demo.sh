@@ -74,7 +74,8 @@ git -C "$MS_TOP" ls-files | grep -q '^drivers/infiniband/core/mad.*\.c$' &&
 	ours+=("MAD layer")
 git -C "$MS_TOP" ls-files | grep -q '^drivers/infiniband/ulp/srpt/.*\.c$' &&
 	ours+=("ib_srpt")
-echo "kernel:     $krel, Linux 6.12 with ours: ${ours[*]:-nothing yet}"
+mine=$(printf '%s, ' "${ours[@]}")
+echo "kernel:     $krel: Linux 6.12 with our ${mine%, }"
 echo "userspace:  targetcli-fb $(dpkg-query -W -f='${Version}' targetcli-fb)," \
 	"rdma-core $(dpkg-query -W -f='${Version}' rdma-core)," \
 	"fio $(dpkg-query -W -f='${Version}' fio)"

@@ -12,6 +12,8 @@
  * through the normal drain path, which also owns the CM id.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/inet.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>

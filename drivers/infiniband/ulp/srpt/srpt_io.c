@@ -16,6 +16,8 @@
  * (see srpt_rsp.c), so that a single post delivers both in order.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kernel.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>

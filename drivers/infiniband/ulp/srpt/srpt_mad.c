@@ -12,6 +12,8 @@
  * KUnit; srpt_mad_recv_handler() does the MAD plumbing around them.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <rdma/ib_cache.h>

@@ -11,6 +11,8 @@
  * for it and destroyed last, once every channel of the device is gone.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>

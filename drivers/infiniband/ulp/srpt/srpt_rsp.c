@@ -9,6 +9,8 @@
  * transfer before posting, and gets them back on completion.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <scsi/scsi_proto.h>
