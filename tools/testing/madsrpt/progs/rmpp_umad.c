@@ -331,6 +331,15 @@ static void *alloc_umad(void)
 	return p;
 }
 
+/* Milliseconds on the monotonic clock, for the time of each exchange. */
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
 /*
  * One request/response exchange from the requester's side; in loop mode
  * the responder runs in between on its own descriptor.
@@ -340,6 +349,7 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 		     const uint8_t *dgid, void *buf, void *buf2)
 {
 	static uint32_t tid_lo = 0x1000;
+	long t0 = now_ms();
 	char why[128] = "";
 	struct pollfd pfd[2];
 	int len, ret, served = 0;
@@ -363,9 +373,10 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 		pfd[0].events = POLLIN;
 		pfd[1].fd = rsp ? rsp->fd : -1;
 		pfd[1].events = POLLIN;
-		ret = poll(pfd, 2, 90000);
+		ret = poll(pfd, 2, 250000);
 		if (ret <= 0) {
-			tap(0, "%s: %u bytes: no response", c->name, size);
+			tap(0, "%s: %u bytes: no response in %ld ms", c->name,
+			    size, now_ms() - t0);
 			return;
 		}
 		if (rsp && (pfd[1].revents & POLLIN)) {
@@ -380,8 +391,8 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 			continue;
 		len = recv_mad(req->fd, buf, 0);
 		if (len < 0) {
-			tap(0, "%s: %u bytes: request failed: %s", c->name,
-			    size, strerror(-len));
+			tap(0, "%s: %u bytes: request failed after %ld ms: %s",
+			    c->name, size, now_ms() - t0, strerror(-len));
 			return;
 		}
 		break;
@@ -391,8 +402,8 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 		snprintf(why, sizeof(why), "%u bytes instead of %u", got, size);
 		ret = -1;
 	}
-	tap(ret == 0, "%s: response of %u bytes received intact%s%s",
-	    c->name, size, ret ? ": " : "", why);
+	tap(ret == 0, "%s: response of %u bytes received intact in %ld ms%s%s",
+	    c->name, size, now_ms() - t0, ret ? ": " : "", why);
 	if (rsp && !served)
 		tap(0, "%s: %u bytes: response came before the request was seen",
 		    c->name, size);

@@ -11,7 +11,16 @@
 # client, once with ours serving upstream's.  Each side's kernel does the
 # RMPP (rmpp_version 1 agents), so each direction has one of each
 # implementation segmenting and the other reassembling.
+#
+# Not in the default `make check` yet: every transfer passes except 1 MiB
+# of DevMgt (5462 segments) in both directions, because upstream's
+# receiver aborts a reassembly 40 s after its first segment (mad_rmpp.c
+# arms that timer once and never extends it) and between two TCG guests
+# on two cores that transfer has not finished within 40 s here, while the
+# vendor class's 4855 segments have.  rmpp_umad prints the time of each
+# exchange.  Run it with `make check T=rmpp-interop`.
 # runs-on: host
+# optional: upstream's 40 s reassembly limit (see above)
 # timeout: 3600
 
 set -uo pipefail
