@@ -39,6 +39,9 @@ echo 1 >/proc/sys/kernel/sysrq
 finish() {
 	sync
 	echo "MADSRPT-EXIT $1" >/dev/console
+	# The UART sends asynchronously: give the line time to leave before
+	# the reset (under load it was lost without this).
+	sleep 2
 	# No ACPI to power off with: reboot, and QEMU (-no-reboot) exits.
 	echo b >/proc/sysrq-trigger
 	sleep 60

@@ -64,13 +64,11 @@ login_io() {
 }
 tap_check "ib_srp logs in to the restored target, data verified" login_io
 
+# clearconfig leaves the fabric's own directory, which pins ib_srpt.
 cleanup() {
-	local p
-	for p in /sys/class/srp_remote_ports/*; do
-		[ -e "$p/delete" ] && echo 1 >"$p/delete"
-	done
-	ms_wait 30 sh -c "! ls /sys/class/srp_remote_ports/* >/dev/null 2>&1" &&
-	targetcli clearconfig confirm=True && modprobe -r ib_srp ib_srpt
+	ms_srp_logout &&
+	targetcli clearconfig confirm=True &&
+	rmdir $cfs/srpt && modprobe -r ib_srp ib_srpt
 }
 tap_check "logout, clearconfig, unload" cleanup
 tap_done
