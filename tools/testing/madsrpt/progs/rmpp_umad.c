@@ -34,6 +34,8 @@
 #include <arpa/inet.h>
 #include <infiniband/umad.h>
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define MGMT_BASE_VERSION	1
 #define METHOD_GET		0x01
 #define METHOD_SET		0x02
@@ -439,8 +441,8 @@ static void usage(void)
 static int run_loop_or_client(const char *dev, int portnum, int gid_index,
 			      const char *dgid_text)
 {
-	size_t nc = sizeof(classes) / sizeof(classes[0]);
-	size_t ns = sizeof(sizes) / sizeof(sizes[0]);
+	size_t nc = ARRAY_SIZE(classes);
+	size_t ns = ARRAY_SIZE(sizes);
 	struct port req, rsp;
 	int req_agent, rsp_agent[2] = { -1, -1 };
 	uint8_t dgid[16];
@@ -491,7 +493,7 @@ static int run_loop_or_client(const char *dev, int portnum, int gid_index,
 /* Responder for another node: serve until @count requests or idle @secs. */
 static int run_serve(const char *dev, int portnum, int count, int secs)
 {
-	size_t nc = sizeof(classes) / sizeof(classes[0]);
+	size_t nc = ARRAY_SIZE(classes);
 	struct pollfd pfd;
 	struct port rsp;
 	int agent[2], served = 0;

@@ -35,6 +35,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define SLOT		(16 * 1024)	/* room for the largest piece */
 
 struct layout {
@@ -65,7 +67,7 @@ static int make_layout(struct layout *l, size_t len, unsigned int shift,
 	static const size_t sizes[] = {
 		4096, 512, 1536, 8192, 3584, 12288, 2048, 4096, 1024, 7680,
 	};
-	const size_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
+	const size_t nsizes = ARRAY_SIZE(sizes);
 	size_t done = 0, i, *perm;
 
 	/* At most one piece per 512 bytes. */

@@ -331,10 +331,17 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "d:p:g:")) != -1) {
 		switch (c) {
-		case 'd': dev_name = optarg; break;
-		case 'p': port_num = atoi(optarg); break;
-		case 'g': gid_index = atoi(optarg); break;
-		default: return 2;
+		case 'd':
+			dev_name = optarg;
+			break;
+		case 'p':
+			port_num = atoi(optarg);
+			break;
+		case 'g':
+			gid_index = atoi(optarg);
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (!dev_name || umad_init() < 0)
