@@ -8,7 +8,8 @@
 #   - ib_srp with never_register=1 and cmd_sg_entries=255 (indirect tables
 #     in the SRP_CMD) and =1 (direct descriptors), small O_DIRECT writes
 #     (immediate data), data verified each time
-#   - LUN reset and host reset (TMF, re-login with SINGLE channel action)
+#   - LUN reset and host reset during reads (TMF, re-login with SINGLE
+#     channel action)
 #     followed by working I/O
 #   - "rdma link del" with a logged-in initiator tears down without a hang
 # timeout: 900
@@ -117,10 +118,21 @@ tap_check "indirect: 4 MiB in 1 MiB blocks verified" verify 1M 4 8
 tap_check "immediate data: 32 KiB in 4 KiB blocks verified" verify 4k 8 200
 tap_check "512-byte writes verified" verify 512 16 4000
 
-disk=$(ms_srp_disk)
-tap_check "LUN reset (sg_reset -d)" sg_reset -d /dev/$disk
+# reset_during_io OPT: sg_reset OPT while direct reads are in flight; the
+# reads may fail, but the reset must finish and so must the reader.
+reset_during_io() {
+	local disk pid
+	disk=$(ms_srp_disk)
+	dd if=/dev/$disk of=/dev/null bs=64k count=1000 iflag=direct \
+		status=none 2>/dev/null &
+	pid=$!
+	sleep 1
+	kill -0 $pid 2>/dev/null || echo "# reads ended before the reset"
+	sg_reset "$1" /dev/$disk && timeout 180 tail --pid=$pid -f /dev/null
+}
+tap_check "LUN reset (sg_reset -d) during reads" reset_during_io -d
 tap_check "I/O after LUN reset" verify 64k 8 50
-tap_check "host reset (sg_reset -H)" sg_reset -H /dev/$disk
+tap_check "host reset (sg_reset -H) during reads" reset_during_io -H
 tap_check "I/O after host reset" ms_wait 30 verify 64k 8 60
 tap_check "logout" ms_srp_logout
 
