@@ -682,4 +682,3 @@ void srpt_zerolength_write_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status == IB_WC_SUCCESS)
 		srpt_process_wait_list(ch);
 }
-
