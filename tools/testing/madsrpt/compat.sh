@@ -34,15 +34,18 @@ compat_build() {
 	for d in "${dirs[@]}"; do
 		[ -d "$obj/$d" ] && find "$obj/$d" -name '*.o' -delete
 	done
-	# No diagnostics at all is the good case: grep's status 1 is no error.
-	make -C "$src" O="$obj" -j"$MS_JOBS" -k bzImage modules 2>&1 |
-		{ grep -E '(warning|error):' || true; } | sed "s|$src/||" | sort -u
+	# modpost says ERROR:, make only its exit status.
+	make -C "$src" O="$obj" -j"$MS_JOBS" -k bzImage modules \
+		>"$obj/compat.log" 2>&1 ||
+		echo "error: the build failed (see ${obj#"$MS_TOP"/}/compat.log)"
+	{ grep -E '(warning|error):|ERROR:' "$obj/compat.log" || true; } |
+		sed "s|$src/||" | sort -u
 }
 
 ms_stage_start "compat: MAD API users against our tree"
 ours=$(compat_build "$MS_BUILD/linux" "$MS_BUILD/compat-ours" "$here/config-ours")
 ms_stage_end
-errors=$(grep -E 'error:' <<<"$ours" || true)
+errors=$(grep -E 'error:|ERROR:' <<<"$ours" || true)
 built=$(find "$MS_BUILD/compat-ours" -name '*.ko' | wc -l)
 if grep -q 'warning:' <<<"$ours"; then
 	# Only warnings pristine 6.12 does not also give count.
