@@ -179,3 +179,16 @@ ms_neigh() {
 	echo >"/dev/udp/$1/9" 2>/dev/null
 	ip neigh show "$1" | grep -q lladdr
 }
+
+# ms_rxe_wire ADDR/PREFIX: the two-VM wire: eth0 up with ADDR, rxe-eth0
+# on it, port ACTIVE.  With "umad" as second argument also ib_umad and
+# /dev/infiniband/umad0.
+ms_rxe_wire() {
+	ip addr add "$1" dev eth0 &&
+	ip link set eth0 up &&
+	modprobe rdma_rxe &&
+	rdma link add rxe-eth0 type rxe netdev eth0 &&
+	ms_wait 20 ms_port_active rxe-eth0 || return 1
+	[ "${2:-}" = umad ] || return 0
+	modprobe ib_umad && ms_wait 10 test -c /dev/infiniband/umad0
+}

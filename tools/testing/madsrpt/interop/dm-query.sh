@@ -34,13 +34,7 @@ tap_check "build dm_query" \
 	cc -O2 -Wall -o $dmq "$MS_HARNESS/progs/dm_query.c" -libumad
 
 setup() {
-	ip addr add $addr/24 dev eth0 &&
-	ip link set eth0 up &&
-	modprobe rdma_rxe &&
-	rdma link add $dev type rxe netdev eth0 &&
-	ms_wait 20 ms_port_active $dev &&
-	modprobe ib_umad &&
-	ms_wait 10 test -c /dev/infiniband/umad0 &&
+	ms_rxe_wire $addr/24 umad &&
 	ms_wait 10 test -e /sys/class/infiniband/$dev/ports/1/gids/1
 }
 tap_check "rxe on eth0 ($addr), ib_umad" setup

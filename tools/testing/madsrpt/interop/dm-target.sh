@@ -19,14 +19,7 @@ dm_sup=$((1 << 19))	# IB_PORT_DEVICE_MGMT_SUP
 
 tap_plan 9
 
-setup() {
-	ip addr add $addr/24 dev eth0 &&
-	ip link set eth0 up &&
-	modprobe rdma_rxe &&
-	rdma link add $dev type rxe netdev eth0 &&
-	ms_wait 20 ms_port_active $dev
-}
-tap_check "rxe on eth0 ($addr)" setup
+tap_check "rxe on eth0 ($addr)" ms_rxe_wire $addr/24
 
 # GID 0 follows the MAC 52:54:00:4d:53:01, GID 1 the IPv4 address.
 gids() {

@@ -14,13 +14,7 @@
 
 set -e
 ms_build_prog rmpp_umad
-ip addr add 10.12.0.2/24 dev eth0
-ip link set eth0 up
-modprobe rdma_rxe
-rdma link add rxe-eth0 type rxe netdev eth0
-ms_wait 20 ms_port_active rxe-eth0
-modprobe ib_umad
-ms_wait 10 test -c /dev/infiniband/umad0
+ms_rxe_wire 10.12.0.2/24 umad
 ms_wait 300 ms_neigh 10.12.0.1
 # Give the server time to register its agents after its link came up.
 sleep 20

@@ -9,12 +9,6 @@
 
 set -e
 ms_build_prog rmpp_umad
-ip addr add 10.12.0.1/24 dev eth0
-ip link set eth0 up
-modprobe rdma_rxe
-rdma link add rxe-eth0 type rxe netdev eth0
-ms_wait 20 ms_port_active rxe-eth0
-modprobe ib_umad
-ms_wait 10 test -c /dev/infiniband/umad0
+ms_rxe_wire 10.12.0.1/24 umad
 echo "# $(uname -r): serving on rxe-eth0"
 /tmp/rmpp_umad -d rxe-eth0 -p 1 -c 12 -w 600 serve
