@@ -29,6 +29,8 @@
 #include <unistd.h>
 #include <infiniband/umad.h>
 
+#include "tap.h"
+
 #define CLASS_SERVED		0x32
 #define CLASS_UNSERVED		0x33
 #define METHOD_GET		0x01
@@ -65,34 +67,6 @@ static const char *dev_name;
 static int port_num = 1;
 static int gid_index;
 static uint8_t port_gid[16];
-static int tap_n, tap_failed;
-
-static void tap(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void tap(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	tap_n++;
-	if (!ok)
-		tap_failed++;
-	printf("%s %d - ", ok ? "ok" : "not ok", tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 struct msg {
 	struct ib_user_mad hdr;
 	struct vendor_mad mad;
