@@ -116,6 +116,30 @@ ms_srp_logout() {
 	ms_wait 30 sh -c "! ls /sys/class/srp_remote_ports/* >/dev/null 2>&1"
 }
 
+# ms_srpt_target WWN FILE SIZE PORT [ACL...]: the configfs setup the srpt
+# tests share: target WWN with TPG 1, one fileio LUN (lun_0) on FILE of
+# SIZE bytes, mapped into each ACL given, the RDMA/CM listener on PORT,
+# and the TPG enabled.  The LUN gets a random unit serial, so that
+# dm-multipath sees two logins to it as paths of one device.
+ms_srpt_target() {
+	local cfs=/sys/kernel/config/target wwn=$1 file=$2 size=$3 port=$4
+	local tpg=$cfs/srpt/$1/tpgt_1 bs=$cfs/core/fileio_0/lun0 a
+
+	shift 4
+	mkdir -p $bs &&
+	echo "fd_dev_name=$file,fd_dev_size=$size" >$bs/control &&
+	cat /proc/sys/kernel/random/uuid >$bs/wwn/vpd_unit_serial &&
+	echo 1 >$bs/enable &&
+	mkdir -p $tpg/lun/lun_0 &&
+	ln -s $bs $tpg/lun/lun_0/lun0 || return 1
+	for a in "$@"; do
+		mkdir -p $tpg/acls/$a/lun_0 &&
+		ln -s $tpg/lun/lun_0 $tpg/acls/$a/lun_0/lun0 || return 1
+	done
+	echo $port >$cfs/srpt/discovery_auth/rdma_cm_port &&
+	echo 1 >$tpg/enable
+}
+
 # ms_srpt_teardown WWN: take down through configfs what the srpt tests set
 # up: every TPG of WWN (disabled first) with its ACLs and their mapped LUNs
 # and its LUNs, then the WWN, the fileio_0 backstores and the srpt fabric

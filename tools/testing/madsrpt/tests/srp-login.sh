@@ -9,7 +9,6 @@
 
 . "$MS_HARNESS/guest-lib.sh"
 
-cfs=/sys/kernel/config/target
 addr=10.12.0.1
 
 tap_plan 9
@@ -26,19 +25,8 @@ acl=0x0000000000000000${gid:16}
 lunfile=/tmp/srp-lun0.img
 truncate -s 64M $lunfile
 
-setup_target() {
-	local tpg=$cfs/srpt/$wwn/tpgt_1 bs=$cfs/core/fileio_0/lun0
-	mkdir -p $bs &&
-	echo "fd_dev_name=$lunfile,fd_dev_size=$((64 << 20))" >$bs/control &&
-	echo 1 >$bs/enable &&
-	mkdir -p $tpg/lun/lun_0 &&
-	ln -s $bs $tpg/lun/lun_0/lun0 &&
-	mkdir -p $tpg/acls/$acl/lun_0 &&
-	ln -s $tpg/lun/lun_0 $tpg/acls/$acl/lun_0/lun0 &&
-	echo 5555 >$cfs/srpt/discovery_auth/rdma_cm_port &&
-	echo 1 >$tpg/enable
-}
-tap_check "srpt target $wwn with LUN and ACL $acl" setup_target
+tap_check "srpt target $wwn with LUN and ACL $acl" \
+	ms_srpt_target $wwn $lunfile $((64 << 20)) 5555 $acl
 
 login() {
 	local host

@@ -54,19 +54,7 @@ lunsize=$((128 << 20))
 truncate -s $lunsize $lunfile
 
 setup_target() {
-	local bs=$cfs/core/fileio_0/lun0 a
-	mkdir -p $bs &&
-	echo "fd_dev_name=$lunfile,fd_dev_size=$lunsize" >$bs/control &&
-	cat /proc/sys/kernel/random/uuid >$bs/wwn/vpd_unit_serial &&
-	echo 1 >$bs/enable &&
-	mkdir -p $tpg/lun/lun_0 &&
-	ln -s $bs $tpg/lun/lun_0/lun0 || return 1
-	for a in $acl0 $acl1; do
-		mkdir -p $tpg/acls/$a/lun_0 &&
-		ln -s $tpg/lun/lun_0 $tpg/acls/$a/lun_0/lun0 || return 1
-	done
-	echo $port >$cfs/srpt/discovery_auth/rdma_cm_port &&
-	echo 1 >$tpg/enable
+	ms_srpt_target $wwn $lunfile $lunsize $port $acl0 $acl1
 }
 tap_check "srpt target with a 128 MiB fileio LUN and two ACLs" setup_target
 modprobe ib_srp

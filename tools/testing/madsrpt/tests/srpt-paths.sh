@@ -33,17 +33,8 @@ acl=0x0000000000000000${gid:16}
 lunfile=/tmp/srpt-paths.img
 truncate -s 64M $lunfile
 
-setup_target() {
-	local bs=$cfs/core/fileio_0/lun0
-	mkdir -p $bs &&
-	echo "fd_dev_name=$lunfile,fd_dev_size=$((64 << 20))" >$bs/control &&
-	echo 1 >$bs/enable &&
-	mkdir -p $tpg/lun/lun_0 &&
-	ln -s $bs $tpg/lun/lun_0/lun0 &&
-	echo 5556 >$cfs/srpt/discovery_auth/rdma_cm_port &&
-	echo 1 >$tpg/enable
-}
-tap_check "srpt target $wwn with a LUN, no ACL yet" setup_target
+tap_check "srpt target $wwn with a LUN, no ACL yet" \
+	ms_srpt_target $wwn $lunfile $((64 << 20)) 5556
 
 attrs() {
 	local a=$tpg/attrib
