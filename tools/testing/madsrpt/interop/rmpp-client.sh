@@ -21,3 +21,7 @@ sleep 20
 echo "# $(uname -r): client on rxe-eth0"
 set +e
 /tmp/rmpp_umad -d rxe-eth0 -p 1 -g 0 client fe80000000000000505400fffe4d5301
+rc=$?
+# For a failure's post-mortem: our MAD layer's counters (none on upstream).
+counters=$(ms_mad_counters rxe-eth0) && echo "# MAD counters: $counters"
+exit $rc

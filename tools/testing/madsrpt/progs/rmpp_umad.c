@@ -529,8 +529,11 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 		}
 		/* Peek at the class to pick the agent that answers. */
 		ret = recv_mad(rsp.fd, buf, 0);
-		if (ret < 0)
+		if (ret < 0) {
+			fprintf(stderr, "receive after %d requests: %s\n",
+				served, strerror(-ret));
 			return 1;
+		}
 		h = (const struct wire_hdr *)umad_get_mad(buf);
 		for (i = 0; i < nc; i++)
 			if (classes[i].mgmt_class == h->mgmt_class)
@@ -553,8 +556,11 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 			memcpy(umad_get_mad_addr(reply), umad_get_mad_addr(buf),
 			       sizeof(ib_mad_addr_t));
 			umad_get_mad_addr(reply)->qkey = htonl(GSI_QKEY);
-			if (umad_send(rsp.fd, agent[i], reply, rlen, 0, 5) < 0)
+			if (umad_send(rsp.fd, agent[i], reply, rlen, 0, 5) < 0) {
+				fprintf(stderr, "%s: answer of %u bytes: %s\n",
+					classes[i].name, size, strerror(errno));
 				return 1;
+			}
 		}
 		served++;
 	}
