@@ -220,23 +220,6 @@ static bool ib_mad_recv_is_kernel_rmpp(struct ib_mad_agent_private *priv,
 	       (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) & IB_MGMT_RMPP_FLAG_ACTIVE);
 }
 
-/* Segments of a response nobody waits for are not worth reassembling. */
-static bool ib_mad_recv_unsolicited_rmpp_data(struct ib_mad_agent_private *priv,
-					      const struct ib_mad_recv_wc *recv_wc)
-{
-	struct ib_rmpp_mad *rmpp_mad = (struct ib_rmpp_mad *)recv_wc->recv_buf.mad;
-	unsigned long flags;
-	bool found;
-
-	if (!ib_response_mad(&rmpp_mad->mad_hdr) ||
-	    rmpp_mad->rmpp_hdr.rmpp_type != IB_MGMT_RMPP_TYPE_DATA)
-		return false;
-	spin_lock_irqsave(&priv->lock, flags);
-	found = ib_mad_find_send_locked(priv, recv_wc);
-	spin_unlock_irqrestore(&priv->lock, flags);
-	return !found;
-}
-
 /* Deliver a response: with its request if one matches. */
 static void ib_mad_deliver_response(struct ib_mad_agent_private *priv,
 				    struct ib_mad_recv_wc *recv_wc)
@@ -291,11 +274,6 @@ void ib_mad_deliver(struct ib_mad_agent_private *priv,
 		goto out_put;
 	}
 	if (ib_mad_recv_is_kernel_rmpp(priv, recv_wc)) {
-		if (ib_mad_recv_unsolicited_rmpp_data(priv, recv_wc)) {
-			ib_mad_stat_inc(port, IB_MAD_STAT_UNMATCHED_RESP);
-			ib_free_recv_mad(recv_wc);
-			goto out_put;
-		}
 		recv_wc = ib_mad_rmpp_recv(priv, recv_wc);
 		if (!recv_wc)
 			goto out_put;

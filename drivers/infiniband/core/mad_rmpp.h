@@ -115,7 +115,6 @@ void mad_rmpp_send_handle_abort(struct ib_mad_agent_private *priv,
 				u8 status, u8 reply);
 
 /* mad_rmpp_recv.c */
-u32 mad_rmpp_recv_window(const struct ib_mad_agent_private *priv);
 void mad_rmpp_recv_note_ds_ack(struct ib_mad_agent_private *priv,
 			       const struct ib_mad_recv_wc *recv_wc);
 u32 mad_rmpp_recv_peer_window(struct ib_mad_agent_private *priv,

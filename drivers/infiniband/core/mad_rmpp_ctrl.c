@@ -15,6 +15,8 @@
 
 #include "mad_rmpp.h"
 
+#include <trace/events/ib_mad.h>
+
 /**
  * mad_rmpp_ah_create() - address handle back to the sender of a MAD
  * @priv: agent the MAD was received on
@@ -146,6 +148,7 @@ int mad_rmpp_ctrl_send(struct ib_mad_agent_private *priv,
 	msg->retries = 0;
 	ib_mad_send_wr(msg)->internal_done = mad_rmpp_ctrl_done;
 
+	trace_ib_mad_rmpp_ctrl(priv, mad);
 	ret = ib_post_send_mad(msg, NULL);
 	if (ret) {
 		ib_free_send_mad(msg);

@@ -25,6 +25,8 @@
 
 #include "mad_rmpp.h"
 
+#include <trace/events/ib_mad.h>
+
 enum mad_rmpp_recv_state {
 	MAD_RMPP_RECV_ACTIVE,		/* collecting segments */
 	MAD_RMPP_RECV_COMPLETE,		/* delivered, remembered for repeats */
@@ -140,7 +142,7 @@ static u32 mad_rmpp_seg_mad_size(const struct ib_mad_recv_wc *recv_wc)
  * Context: Any context.
  * Return: the window, at least 1.
  */
-u32 mad_rmpp_recv_window(const struct ib_mad_agent_private *priv)
+static u32 mad_rmpp_recv_window(const struct ib_mad_agent_private *priv)
 {
 	return max(priv->qp_info->recv_queue.max_active / 8, 1);
 }
@@ -592,22 +594,38 @@ static void mad_rmpp_recv_start_locked(struct mad_rmpp_recv *r,
 	mad_rmpp_recv_arm_locked(r);
 }
 
-/* Segment 1: start a reassembly, or continue one it repeats. */
+/*
+ * Segment 1: start a reassembly, or continue the one it repeats.  A known
+ * reassembly, finished or not, takes the segment even when the request it
+ * answers is done: the sender repeats its last window when our final ACK
+ * was lost, and only the ACK it gets again ends that send.  A new
+ * reassembly of a response is started only for a request that waits for
+ * it; segments nobody waits for are not worth keeping.
+ */
 static struct ib_mad_recv_wc *mad_rmpp_recv_first(struct ib_mad_agent_private *priv,
 						  struct ib_mad_recv_wc *recv_wc,
 						  const struct mad_rmpp_key *key)
 {
 	struct mad_rmpp_step step = { .puts = 1 };
 	struct mad_rmpp_recv *r, *old;
+	bool unsolicited = false;
 	unsigned long flags;
 
 	spin_lock_irqsave(&priv->lock, flags);
 	old = mad_rmpp_recv_find_locked(priv, key);
 	if (old)
 		refcount_inc(&old->ref);
+	else if (ib_response_mad(&recv_wc->recv_buf.mad->mad_hdr))
+		unsolicited = !ib_mad_find_send_locked(priv, recv_wc);
 	spin_unlock_irqrestore(&priv->lock, flags);
 	if (old)
 		return mad_rmpp_recv_more(old, recv_wc);
+	if (unsolicited) {
+		ib_mad_stat_inc(ib_mad_agent_port(priv),
+				IB_MAD_STAT_UNMATCHED_RESP);
+		ib_free_recv_mad(recv_wc);
+		return NULL;
+	}
 
 	r = mad_rmpp_recv_create(priv, recv_wc, key);
 	if (!r) {
@@ -672,10 +690,7 @@ mad_rmpp_recv_data(struct ib_mad_agent_private *priv,
 		mad_rmpp_abort_peer(priv, recv_wc, status);
 		goto drop;
 	}
-	/*
-	 * Every segment is a full MAD; shorter ones cannot be reassembled.
-	 * (The core already dropped segments of responses nobody waits for.)
-	 */
+	/* Every segment is a full MAD; shorter ones cannot be reassembled. */
 	if (recv_wc->mad_len < mad_rmpp_seg_mad_size(recv_wc))
 		goto drop;
 
@@ -847,6 +862,7 @@ struct ib_mad_recv_wc *ib_mad_rmpp_recv(struct ib_mad_agent_private *priv,
 		return recv_wc;
 	if (recv_wc->mad_len < IB_MGMT_RMPP_HDR)
 		goto free;
+	trace_ib_mad_rmpp_recv(priv, (struct ib_rmpp_mad *)recv_wc->recv_buf.mad);
 
 	status = mad_rmpp_check_hdr(hdr);
 	if (status) {

@@ -353,9 +353,17 @@ void mad_rmpp_send_handle_ack(struct ib_mad_agent_private *priv,
 	if (answer == MAD_RMPP_ANSWER_ABORT) {
 		mad_rmpp_abort_peer(priv, recv_wc, status);
 	} else if (answer == MAD_RMPP_ANSWER_TURN) {
+		/*
+		 * Grant the response one segment, as upstream Linux does; our
+		 * receiver's first ACK opens the full window.  Granting more
+		 * here would let the final ACK of a short response (window
+		 * still 1) look older than this grant to a sender that
+		 * ignores ACKs with a smaller window, and it would repeat the
+		 * response until its retries ran out.
+		 */
 		const struct mad_rmpp_ctrl turn = {
 			.type = IB_MGMT_RMPP_TYPE_ACK,
-			.newwin = mad_rmpp_recv_window(priv),
+			.newwin = 1,
 		};
 
 		mad_rmpp_ctrl_reply(priv, recv_wc, &turn);

@@ -331,8 +331,11 @@ EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_check_ack);
  *
  * An ACK with a non-zero status, one whose new window ends before the
  * segment it acknowledges, and one that acknowledges a segment never sent
- * abort the transfer.  An ACK older than the newest one seen (a smaller
- * window or an earlier segment) is ignored; so is an exact repeat.
+ * abort the transfer.  An ACK for an earlier segment is ignored, and so is
+ * one for the same segment unless it widens the window.  An ACK for new
+ * data counts even when its window is smaller than one granted before
+ * (a double-sided turnaround may have promised more than the receiver's
+ * own ACKs say); the window itself never shrinks.
  *
  * Context: Any context; the caller serialises access to @win.
  * Return: the verdict; on %MAD_RMPP_ACK_PROGRESS the caller compares
@@ -352,12 +355,12 @@ mad_rmpp_send_win_ack(struct mad_rmpp_send_win *win,
 	if (*status)
 		return MAD_RMPP_ACK_ABORT;
 
-	if (newwin < win->newwin || seg_num < win->last_ack ||
-	    (newwin == win->newwin && seg_num == win->last_ack))
+	if (seg_num < win->last_ack ||
+	    (seg_num == win->last_ack && newwin <= win->newwin))
 		return MAD_RMPP_ACK_STALE;
 
 	win->last_ack = seg_num;
-	win->newwin = newwin;
+	win->newwin = max(win->newwin, newwin);
 	/* Segments between the ACK and a rewind are sent again anyway. */
 	if (win->seg_num < seg_num)
 		win->seg_num = seg_num;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * Trace points of the MAD layer: agent registration, the send lifecycle,
- * receives and directed-route SMP handling.
+ * receives, the RMPP headers of kernel-RMPP traffic and directed-route
+ * SMP handling.
  *
  * Only mad_*.c include this header, after mad_priv.h. Wire values are
  * converted to CPU order when recorded, so the records hold plain
@@ -187,6 +188,60 @@ TRACE_EVENT(ib_mad_recv_deliver,
 	    TP_printk("to hi_tid 0x%x: tid 0x%llx method 0x%02x len %u",
 		      __entry->hi_tid, __entry->tid, __entry->method,
 		      __entry->mad_len));
+
+/*
+ * The RMPP header of a MAD of a kernel-RMPP agent: one that arrived
+ * (ib_mad_rmpp_recv) or an ACK, STOP or ABORT the layer sends on its own
+ * (ib_mad_rmpp_ctrl).  DATA segments we send are seen by ib_mad_send_post.
+ */
+DECLARE_EVENT_CLASS(ib_mad_rmpp_class,
+		    TP_PROTO(const struct ib_mad_agent_private *priv,
+			     const struct ib_rmpp_mad *mad),
+		    TP_ARGS(priv, mad),
+		    TP_STRUCT__entry(__field(u32, hi_tid)
+				     __field(u64, tid)
+				     __field(u8, mgmt_class)
+				     __field(u8, method)
+				     __field(u8, type)
+				     __field(u8, flags)
+				     __field(u8, status)
+				     __field(u32, seg_num)
+				     __field(u32, paylen_newwin)),
+		    TP_fast_assign(__entry->hi_tid = priv->agent.hi_tid;
+				   __entry->tid = be64_to_cpu(mad->mad_hdr.tid);
+				   __entry->mgmt_class = mad->mad_hdr.mgmt_class;
+				   __entry->method = mad->mad_hdr.method;
+				   __entry->type = mad->rmpp_hdr.rmpp_type;
+				   __entry->flags = mad->rmpp_hdr.rmpp_rtime_flags &
+					(IB_MGMT_RMPP_FLAG_ACTIVE |
+					 IB_MGMT_RMPP_FLAG_FIRST |
+					 IB_MGMT_RMPP_FLAG_LAST);
+				   __entry->status = mad->rmpp_hdr.rmpp_status;
+				   __entry->seg_num = be32_to_cpu(mad->rmpp_hdr.seg_num);
+				   __entry->paylen_newwin =
+					be32_to_cpu(mad->rmpp_hdr.paylen_newwin);),
+		    TP_printk("hi_tid 0x%x tid 0x%llx class 0x%02x method 0x%02x %s flags 0x%x status %u seg %u paylen/newwin %u",
+			      __entry->hi_tid, __entry->tid,
+			      __entry->mgmt_class, __entry->method,
+			      __print_symbolic(__entry->type,
+					       { IB_MGMT_RMPP_TYPE_DATA, "DATA" },
+					       { IB_MGMT_RMPP_TYPE_ACK, "ACK" },
+					       { IB_MGMT_RMPP_TYPE_STOP, "STOP" },
+					       { IB_MGMT_RMPP_TYPE_ABORT, "ABORT" }),
+			      __entry->flags, __entry->status,
+			      __entry->seg_num, __entry->paylen_newwin));
+
+DEFINE_EVENT(ib_mad_rmpp_class,
+	     ib_mad_rmpp_recv,
+	     TP_PROTO(const struct ib_mad_agent_private *priv,
+		      const struct ib_rmpp_mad *mad),
+	     TP_ARGS(priv, mad));
+
+DEFINE_EVENT(ib_mad_rmpp_class,
+	     ib_mad_rmpp_ctrl,
+	     TP_PROTO(const struct ib_mad_agent_private *priv,
+		      const struct ib_rmpp_mad *mad),
+	     TP_ARGS(priv, mad));
 
 TRACE_EVENT(ib_mad_smi_recv,
 	    TP_PROTO(const struct ib_mad_port_private *port,

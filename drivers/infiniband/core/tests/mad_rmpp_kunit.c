@@ -419,6 +419,27 @@ static void mad_rmpp_kunit_send_window(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mad_rmpp_send_win_next(&win), 3);
 	KUNIT_EXPECT_EQ(test, mad_rmpp_send_win_next(&win), 4);
 	KUNIT_EXPECT_FALSE(test, mad_rmpp_send_win_may_send(&win));
+	/*
+	 * The receiver's own ACKs may say less than that grant: an ACK for
+	 * new data still counts, and the window stays as granted.
+	 */
+	KUNIT_EXPECT_EQ(test, mad_rmpp_kunit_ack(&win, 0, 2, 2, &abort),
+			MAD_RMPP_ACK_PROGRESS);
+	KUNIT_EXPECT_EQ(test, win.last_ack, 2);
+	KUNIT_EXPECT_EQ(test, win.newwin, 4);
+	KUNIT_EXPECT_EQ(test, mad_rmpp_kunit_ack(&win, 0, 2, 3, &abort),
+			MAD_RMPP_ACK_STALE);
+	KUNIT_EXPECT_EQ(test, mad_rmpp_kunit_ack(&win, 0, 2, 5, &abort),
+			MAD_RMPP_ACK_PROGRESS);
+	KUNIT_EXPECT_EQ(test, win.newwin, 5);
+	KUNIT_EXPECT_EQ(test, mad_rmpp_send_win_next(&win), 5);
+	KUNIT_EXPECT_EQ(test, mad_rmpp_kunit_ack(&win, 0, 5, 5, &abort),
+			MAD_RMPP_ACK_DONE);
+	/* The final ACK of a one-segment message after a larger grant. */
+	mad_rmpp_send_win_init(&win, 1, 64);
+	KUNIT_EXPECT_EQ(test, mad_rmpp_send_win_next(&win), 1);
+	KUNIT_EXPECT_EQ(test, mad_rmpp_kunit_ack(&win, 0, 1, 1, &abort),
+			MAD_RMPP_ACK_DONE);
 	mad_rmpp_send_win_init(&win, 5, 0);
 	KUNIT_EXPECT_EQ(test, win.newwin, 1);
 }
