@@ -175,3 +175,38 @@ ms_verify_overlay() {
 	done < <(ms_overlay_list)
 	[ $bad -eq 0 ] || ms_die "the build does not contain our files"
 }
+
+# ms_rmpp_pair N SRV CLI PORT [ARGS...]: TAP point N, one RMPP run between
+# two VMs joined by a wire on PORT: a VM of kernel SRV (ours or upstream)
+# serves (interop/rmpp-serve.sh ARGS), a VM of kernel CLI sends the
+# requests (interop/rmpp-client.sh ARGS).  The client's TAP becomes the
+# point's subtest.  Returns 1 when the point failed.
+ms_rmpp_pair() {
+	local n=$1 srv=$2 cli=$3 port=$4 name log srv_pid out p f
+	local rc=0 srv_rc=0
+
+	shift 4
+	name="$srv serves $cli${*:+ ($*)}"
+	log=$MS_BUILD/logs/rmpp-$srv-serves-$cli-$port
+	"$MS_HARNESS/vm.sh" -k "$srv" -t 1500 -n "listen:$port" \
+		-l "$log-srv.console" "$MS_HARNESS/interop/rmpp-serve.sh" "$@" \
+		>/dev/null &
+	srv_pid=$!
+	sleep 5
+	"$MS_HARNESS/vm.sh" -k "$cli" -t 1400 -n "connect:$port" \
+		-l "$log-cli.console" "$MS_HARNESS/interop/rmpp-client.sh" "$@" \
+		>/dev/null || rc=$?
+	wait "$srv_pid" || srv_rc=$?
+	out=$(tr -d '\r' <"$log-cli.console.out")
+	sed 's/^/    /' <<<"$out"
+	sed 's/^/    # server: /' < <(tr -d '\r' <"$log-srv.console.out")
+	p=$(grep -c '^ok ' <<<"$out" || true)
+	f=$(grep -c '^not ok' <<<"$out" || true)
+	if [ "$rc" -eq 0 ] && [ "$srv_rc" -eq 0 ] && [ "$f" -eq 0 ] &&
+	   [ "$p" -gt 0 ]; then
+		echo "ok $n - $name: $p transfers checked"
+		return 0
+	fi
+	echo "not ok $n - $name: $p ok, $f not ok, client exit $rc, server exit $srv_rc"
+	return 1
+}

@@ -204,6 +204,13 @@ ms_neigh() {
 	ip neigh show "$1" | grep -q lladdr
 }
 
+# ms_netem_loss DEV PCT: drop PCT percent of the frames DEV sends (netem);
+# nothing to do for 0.
+ms_netem_loss() {
+	[ "$2" = 0 ] && return 0
+	tc qdisc add dev "$1" root netem loss "$2%"
+}
+
 # ms_rxe_wire ADDR/PREFIX: the two-VM wire: eth0 up with ADDR, rxe-eth0
 # on it, port ACTIVE.  With "umad" as second argument also ib_umad and
 # /dev/infiniband/umad0.

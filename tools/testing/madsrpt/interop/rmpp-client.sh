@@ -1,26 +1,32 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest side of rmpp-interop.sh, connecting VM (10.12.0.2): once the peer
-# answers ARP, progs/rmpp_umad.c sends it RMPP requests of 1 B, 200 B,
-# 220 B, 4 KiB, 64 KiB and 1 MiB on a vendor class and on DevMgt over
-# RoCE v2 and checks every byte of each RMPP response.  It uses the
-# link-local IPv6 GIDs (index 0): with IPv4-mapped GIDs upstream 6.12
-# cannot match an ACK to its RMPP send (it reads a GID where the receive
-# buffer holds an IPv4 header), so its RMPP responses time out whoever the
-# receiver is.
+# Guest side of rmpp-interop.sh and rmpp-lossy.sh, connecting VM
+# (10.12.0.2): once the peer answers ARP, progs/rmpp_umad.c sends it RMPP
+# requests of 1 B, 200 B, 220 B, 4 KiB, 64 KiB and 1 MiB (up to MAX) on a
+# vendor class and on DevMgt over RoCE v2 and checks every byte of each
+# RMPP response.  It uses the link-local IPv6 GIDs (index 0): with
+# IPv4-mapped GIDs upstream 6.12 cannot match an ACK to its RMPP send (it
+# reads a GID where the receive buffer holds an IPv4 header), so its RMPP
+# responses time out whoever the receiver is.
+#
+# Arguments (both optional): LOSS, the percentage of the frames this VM
+# sends that netem drops (0: none), and MAX, the largest transfer.
 
 . "$MS_HARNESS/guest-lib.sh"
 
+loss=${1:-0} max=${2:-0}
 set -e
 ms_build_prog rmpp_umad
 ms_rxe_wire 10.12.0.2/24 umad
+ms_netem_loss eth0 "$loss"
 ms_wait 300 ms_neigh 10.12.0.1
 # Give the server time to register its agents after its link came up.
 sleep 20
 echo "# $(uname -r): client on rxe-eth0"
 set +e
-/tmp/rmpp_umad -d rxe-eth0 -p 1 -g 0 client fe80000000000000505400fffe4d5301
+/tmp/rmpp_umad -d rxe-eth0 -p 1 -g 0 -M "$max" client \
+	fe80000000000000505400fffe4d5301
 rc=$?
 # For a failure's post-mortem: our MAD layer's counters (none on upstream).
 counters=$(ms_mad_counters rxe-eth0) && echo "# MAD counters: $counters"

@@ -11,17 +11,19 @@
  * Device Management (0x06).
  *
  * Modes:
- *   rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] loop
+ *   rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max] loop
  *	both agents in this process, talking to our own port
- *   rmpp_umad [-d dev] [-p port] [-c count] [-w secs] serve
+ *   rmpp_umad [-d dev] [-p port] [-c count] [-w secs] [-s size] [-M max] serve
  *	responder only, for a requester on another node; it exits after
- *	answering @count requests (13 for one client run, see below)
- *   rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] client DGID
+ *	answering @count requests, by default as many as one client run
+ *	with the same -s and -M sends (see below)
+ *   rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max] client DGID
  *	requester only, towards the responder at DGID (RoCE/GRH); after
  *	the 12 transfers it sends one closing 1-byte request, so the
  *	responder's last RMPP answer is complete before the responder exits
  *
- * -s limits the transfers to one of the sizes (for a closer look at one).
+ * -s limits the transfers to one of the sizes (for a closer look at one),
+ * -M to the sizes up to max.
  * Output is TAP: one test point per class, size and direction.
  */
 #include <endian.h>
@@ -69,12 +71,13 @@ static const struct test_class classes[] = {
 
 static const uint32_t sizes[] = { 1, 200, 220, 4096, 65536, MAX_PAYLOAD };
 
-/* -s: only transfers of this many bytes (0: all of sizes[]) */
-static uint32_t only_size;
+/* -s: only transfers of this many bytes; -M: none larger (0: no limit) */
+static uint32_t only_size, max_size;
 
 static int size_wanted(uint32_t size)
 {
-	return !only_size || size == only_size;
+	return (!only_size || size == only_size) &&
+	       (!max_size || size <= max_size);
 }
 
 /* struct ib_mad_hdr + struct ib_rmpp_hdr, wire layout */
@@ -268,6 +271,10 @@ static int check_mad(void *umad, int len, const struct test_class *c,
 		snprintf(why, whylen, "message of %d bytes", len);
 		return -1;
 	}
+	if (h->status) {
+		snprintf(why, whylen, "MAD status 0x%04x", ntohs(h->status));
+		return -1;
+	}
 	*size = ntohl(h->attr_mod);
 	if (h->mgmt_class != c->mgmt_class || *size > MAX_PAYLOAD ||
 	    len != c->hdr_len + (int)*size) {
@@ -341,7 +348,7 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 	char why[128] = "";
 	struct pollfd pfd[2];
 	int len, ret, served = 0;
-	uint32_t got = 0;
+	uint32_t got = 0, tid;
 	size_t mlen;
 
 	mlen = build_mad(buf, c, METHOD_SET, ++tid_lo, size, 0);
@@ -378,6 +385,15 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 		len = recv_mad(req->fd, buf, 0);
+		tid = be64toh(((const struct wire_hdr *)
+			       umad_get_mad(buf))->tid) & 0xffffffff;
+		if (tid != tid_lo) {
+			/* A late answer or timeout of an earlier request. */
+			printf("# ignored: %s for TID 0x%x, not 0x%x\n",
+			       len < 0 ? strerror(-len) : "a response", tid,
+			       tid_lo);
+			continue;
+		}
 		if (len < 0) {
 			tap(0, "%s: %u bytes: request failed after %.0f ms: %s",
 			    c->name, size, now_ms() - t0, strerror(-len));
@@ -418,9 +434,11 @@ static int open_port(const char *dev, int portnum, int gid_index,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] loop\n"
-		"       rmpp_umad [-d dev] [-p port] [-c count] [-w secs] serve\n"
-		"       rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] client DGID\n");
+		"usage: rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max] loop\n"
+		"       rmpp_umad [-d dev] [-p port] [-c count] [-w secs] [-s size] [-M max]\n"
+		"                 serve\n"
+		"       rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max]\n"
+		"                 client DGID\n");
 	exit(2);
 }
 
@@ -514,6 +532,12 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 	}
 	buf = alloc_umad();
 	reply = alloc_umad();
+	if (count < 0) {
+		/* What one client run with the same -s and -M sends. */
+		count = 1;
+		for (i = 0; i < ARRAY_SIZE(sizes); i++)
+			count += nc * size_wanted(sizes[i]);
+	}
 	printf("# serving %d requests\n", count);
 	fflush(stdout);
 	while (served < count) {
@@ -571,9 +595,9 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 int main(int argc, char **argv)
 {
 	const char *dev = NULL;
-	int portnum = 1, gid_index = 0, count = 13, secs = 120, opt;
+	int portnum = 1, gid_index = 0, count = -1, secs = 120, opt;
 
-	while ((opt = getopt(argc, argv, "d:p:g:c:w:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:g:c:w:s:M:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev = optarg;
@@ -592,6 +616,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			only_size = strtoul(optarg, NULL, 0);
+			break;
+		case 'M':
+			max_size = strtoul(optarg, NULL, 0);
 			break;
 		default:
 			usage();

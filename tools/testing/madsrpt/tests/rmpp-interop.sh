@@ -12,15 +12,17 @@
 # RMPP (rmpp_version 1 agents), so each direction has one of each
 # implementation segmenting and the other reassembling.
 #
-# Not in the default `make check` yet: every transfer passes except 1 MiB
-# of DevMgt (5462 segments) in both directions, because upstream's
-# receiver aborts a reassembly 40 s after its first segment (mad_rmpp.c
-# arms that timer once and never extends it) and between two TCG guests
-# on two cores that transfer has not finished within 40 s here, while the
-# vendor class's 4855 segments have.  rmpp_umad prints the time of each
-# exchange.  Run it with `make check T=rmpp-interop`.
+# Two things made this test fail on 1 MiB of DevMgt before, and both are
+# worth knowing when it fails again: the responder exited as soon as it
+# had answered the last request, cancelling that RMPP response while it
+# was being segmented (fixed with the closing exchange of rmpp_umad), and
+# our requester granted the response a 64-segment window in the
+# double-sided turnaround ACK, so a strict sender (upstream) took our
+# final ACK of a one-segment response, which says "window 1", for an old
+# one and timed out a few seconds later, which ended the responder (we
+# now grant one segment, as upstream does).  The responder prints why it
+# stopped, the client our MAD counters.
 # runs-on: host
-# optional: upstream's 40 s reassembly limit (see above)
 # timeout: 3600
 
 set -uo pipefail
@@ -37,33 +39,7 @@ ms_lock
 
 echo "TAP version 13"
 echo "1..2"
-n=0 port=15521 status=0
-for pair in upstream:ours ours:upstream; do
-	srv=${pair%%:*} cli=${pair#*:}
-	name="$srv serves $cli"
-	log=$MS_BUILD/logs/rmpp-interop-$srv-serves-$cli
-	n=$((n + 1))
-	"$here/vm.sh" -k "$srv" -t 1500 -n "listen:$port" -l "$log-srv.console" \
-		"$here/interop/rmpp-serve.sh" >/dev/null &
-	srv_pid=$!
-	sleep 5
-	rc=0
-	"$here/vm.sh" -k "$cli" -t 1400 -n "connect:$port" \
-		-l "$log-cli.console" "$here/interop/rmpp-client.sh" \
-		>/dev/null || rc=$?
-	srv_rc=0
-	wait "$srv_pid" || srv_rc=$?
-	out=$(tr -d '\r' <"$log-cli.console.out")
-	# The client's own TAP becomes the subtest of this point.
-	sed 's/^/    /' <<<"$out"
-	p=$(grep -c '^ok ' <<<"$out" || true)
-	f=$(grep -c '^not ok' <<<"$out" || true)
-	if [ "$rc" -eq 0 ] && [ "$srv_rc" -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		echo "ok $n - $name: $p transfers checked"
-	else
-		echo "not ok $n - $name: $p ok, $f not ok, client exit $rc, server exit $srv_rc"
-		status=1
-	fi
-	port=$((port + 1))
-done
+status=0
+ms_rmpp_pair 1 upstream ours 15521 || status=1
+ms_rmpp_pair 2 ours upstream 15522 || status=1
 exit $status
