@@ -214,25 +214,9 @@ ms_netem_loss() {
 # ms_rxe_wire ADDR/PREFIX: the two-VM wire: eth0 up with ADDR, rxe-eth0
 # on it, port ACTIVE.  With "umad" as second argument also ib_umad and
 # /dev/infiniband/umad0.
-#
-# The peer's link-local IPv6 address gets a permanent neighbour entry.
-# Every RoCE v2 address handle to a link-local GID (each umad send, each
-# RMPP ACK) resolves the peer through the neighbour table with a 1 s
-# deadline, and while a 1 MiB RMPP transfer floods the peer, a TCG guest
-# on a shared core can miss that deadline: the send then fails with
-# ETIMEDOUT, which is the IP stack under load and not what these tests
-# measure.  The peer's IPv4 address stays dynamic, so that ms_neigh on it
-# still tells when the peer is up.  The MACs are vm.sh's: ...:53:01 for
-# the listening VM, ...:53:02 for the connecting one.
 ms_rxe_wire() {
-	local mac=52:54:00:4d:53:01
-
-	[ "$(cat /sys/class/net/eth0/address)" = $mac ] &&
-		mac=52:54:00:4d:53:02
 	ip addr add "$1" dev eth0 &&
 	ip link set eth0 up &&
-	ip -6 neigh replace "fe80::5054:ff:fe4d:53${mac##*:}" lladdr $mac \
-		nud permanent dev eth0 &&
 	modprobe rdma_rxe &&
 	rdma link add rxe-eth0 type rxe netdev eth0 &&
 	ms_wait 20 ms_port_active rxe-eth0 || return 1
