@@ -123,7 +123,7 @@ ms_srp_logout() {
 # dm-multipath sees two logins to it as paths of one device.
 ms_srpt_target() {
 	local cfs=/sys/kernel/config/target wwn=$1 file=$2 size=$3 port=$4
-	local tpg=$cfs/srpt/$1/tpgt_1 bs=$cfs/core/fileio_0/lun0 a
+	local tpg=$cfs/srpt/$wwn/tpgt_1 bs=$cfs/core/fileio_0/lun0 a
 
 	shift 4
 	mkdir -p $bs &&
