@@ -387,7 +387,8 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 		len = recv_mad(req->fd, buf, 0);
 		tid = be64toh(((const struct wire_hdr *)
 			       umad_get_mad(buf))->tid) & 0xffffffff;
-		if (tid != tid_lo) {
+		/* A MAD or a send's timeout; other errors have no TID. */
+		if ((len >= 0 || len == -ETIMEDOUT) && tid != tid_lo) {
 			/* A late answer or timeout of an earlier request. */
 			printf("# ignored: %s for TID 0x%x, not 0x%x\n",
 			       len < 0 ? strerror(-len) : "a response", tid,
