@@ -3,8 +3,7 @@
 #
 # check.sh [TEST...] - build our kernel (incrementally), prove the build
 # holds our files, run the VM tests (every tests/*.sh, or the ones named;
-# a test marked "# runs-on: host" runs on the host and boots its own VMs;
-# one marked "# optional" runs only when named)
+# a test marked "# runs-on: host" runs on the host and boots its own VMs)
 # and print per-test results and a summary line:
 #   N passed, N failed[, N skipped]
 # Exits non-zero on any failure, timeout or kernel splat.
@@ -28,11 +27,7 @@ if [ $# -gt 0 ]; then
 		tests+=("$here/tests/$t.sh")
 	done
 else
-	# Tests marked "# optional" run only when named.
-	tests=()
-	for t in "$here"/tests/*.sh; do
-		grep -q '^# optional' "$t" || tests+=("$t")
-	done
+	tests=("$here"/tests/*.sh)
 fi
 
 mkdir -p "$MS_BUILD/logs"

@@ -204,7 +204,7 @@ ms_rmpp_pair() {
 	f=$(grep -c '^not ok' <<<"$out" || true)
 	if [ "$rc" -eq 0 ] && [ "$srv_rc" -eq 0 ] && [ "$f" -eq 0 ] &&
 	   [ "$p" -gt 0 ]; then
-		echo "ok $n - $name: $p transfers checked"
+		echo "ok $n - $name: $p points passed"
 		return 0
 	fi
 	echo "not ok $n - $name: $p ok, $f not ok, client exit $rc, server exit $srv_rc"

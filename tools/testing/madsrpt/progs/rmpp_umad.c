@@ -19,7 +19,7 @@
  *	with the same -s and -M sends (see below)
  *   rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max] client DGID
  *	requester only, towards the responder at DGID (RoCE/GRH); after
- *	the 12 transfers it sends one closing 1-byte request, so the
+ *	its transfers it sends one closing 1-byte request, so the
  *	responder's last RMPP answer is complete before the responder exits
  *
  * -s limits the transfers to one of the sizes (for a closer look at one),
@@ -78,6 +78,16 @@ static int size_wanted(uint32_t size)
 {
 	return (!only_size || size == only_size) &&
 	       (!max_size || size <= max_size);
+}
+
+/* How many of sizes[] a run transfers, per class. */
+static size_t sizes_wanted(void)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		n += size_wanted(sizes[i]);
+	return n;
 }
 
 /* struct ib_mad_hdr + struct ib_rmpp_hdr, wire layout */
@@ -292,14 +302,38 @@ static int check_mad(void *umad, int len, const struct test_class *c,
 	return 0;
 }
 
-/* Answer one request on @fd; returns 1 when answered, 0 on idle, <0 error. */
-static int serve_one(int fd, int agent, const struct test_class *c,
-		     void *umad, void *reply, int timeout_ms, int report)
+/*
+ * Check the request of @len bytes in @umad and send its RMPP answer from
+ * @reply.  Returns 0, -EPROTO with the reason in @why, or -errno when the
+ * answer could not be sent.
+ */
+static int answer(int fd, int agent, const struct test_class *c,
+		  void *umad, int len, void *reply, uint32_t *size, char *why,
+		  size_t whylen)
 {
 	const struct wire_hdr *h = (const struct wire_hdr *)umad_get_mad(umad);
+	size_t rlen;
+
+	if (check_mad(umad, len, c, size, 0, why, whylen))
+		return -EPROTO;
+	rlen = build_mad(reply, c, METHOD_GET_RESP, be64toh(h->tid), *size, 1);
+	memcpy(umad_get_mad_addr(reply), umad_get_mad_addr(umad),
+	       sizeof(ib_mad_addr_t));
+	umad_get_mad_addr(reply)->qkey = htonl(GSI_QKEY);
+	if (umad_send(fd, agent, reply, rlen, 0, 5) < 0) {
+		snprintf(why, whylen, "answer of %u bytes: %s", *size,
+			 strerror(errno));
+		return errno ? -errno : -EIO;
+	}
+	return 0;
+}
+
+/* Answer one request on @fd; returns 1 when answered, 0 on idle, <0 error. */
+static int serve_one(int fd, int agent, const struct test_class *c,
+		     void *umad, void *reply, int timeout_ms)
+{
 	char why[128] = "";
 	uint32_t size = 0;
-	size_t rlen;
 	int len, ret;
 
 	len = recv_mad(fd, umad, timeout_ms);
@@ -308,20 +342,13 @@ static int serve_one(int fd, int agent, const struct test_class *c,
 	if (len < 0)
 		return len;
 
-	ret = check_mad(umad, len, c, &size, 0, why, sizeof(why));
-	if (report)
+	ret = answer(fd, agent, c, umad, len, reply, &size, why, sizeof(why));
+	if (ret != -EPROTO)
 		tap(ret == 0, "%s: request of %u bytes received intact%s%s",
-		    c->name, size, ret ? ": " : "", why);
-	if (ret)
-		return -EPROTO;
-
-	rlen = build_mad(reply, c, METHOD_GET_RESP, be64toh(h->tid), size, 1);
-	memcpy(umad_get_mad_addr(reply), umad_get_mad_addr(umad),
-	       sizeof(ib_mad_addr_t));
-	umad_get_mad_addr(reply)->qkey = htonl(GSI_QKEY);
-	if (umad_send(fd, agent, reply, rlen, 0, 5) < 0)
-		return -errno ? -errno : -EIO;
-	return 1;
+		    c->name, size, ret ? ", but " : "", why);
+	else
+		tap(0, "%s: request of %u bytes: %s", c->name, size, why);
+	return ret ? ret : 1;
 }
 
 static void *alloc_umad(void)
@@ -377,7 +404,7 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 		if (rsp && (pfd[1].revents & POLLIN)) {
 			ret = serve_one(rsp->fd, rsp_agent, c, buf2,
 					(char *)buf2 + umad_size() + 64 +
-					MAX_PAYLOAD, 0, 1);
+					MAX_PAYLOAD, 0);
 			served += ret > 0;
 			if (ret < 0)
 				return;
@@ -447,15 +474,13 @@ static int run_loop_or_client(const char *dev, int portnum, int gid_index,
 			      const char *dgid_text)
 {
 	size_t nc = ARRAY_SIZE(classes);
-	size_t ns = 0;
+	size_t ns = sizes_wanted();
 	struct port req, rsp;
 	int req_agent, rsp_agent[2] = { -1, -1 };
 	uint8_t dgid[16];
 	void *buf, *buf2;
 	size_t i, j;
 
-	for (j = 0; j < ARRAY_SIZE(sizes); j++)
-		ns += size_wanted(sizes[j]);
 	if (open_port(dev, portnum, gid_index, &req))
 		return 2;
 	if (dgid_text) {
@@ -533,16 +558,14 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 	}
 	buf = alloc_umad();
 	reply = alloc_umad();
-	if (count < 0) {
-		/* What one client run with the same -s and -M sends. */
-		count = 1;
-		for (i = 0; i < ARRAY_SIZE(sizes); i++)
-			count += nc * size_wanted(sizes[i]);
-	}
+	if (count < 0)	/* one client run with the same -s and -M */
+		count = nc * sizes_wanted() + 1;
 	printf("# serving %d requests\n", count);
 	fflush(stdout);
 	while (served < count) {
 		const struct wire_hdr *h;
+		char why[128] = "";
+		uint32_t size = 0;
 		int ret;
 
 		pfd.fd = rsp.fd;
@@ -565,27 +588,11 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 				break;
 		if (i == nc)
 			continue;
-		{
-			char why[128] = "";
-			uint32_t size = 0;
-			size_t rlen;
-
-			if (check_mad(buf, ret, &classes[i], &size, 0, why,
-				      sizeof(why))) {
-				fprintf(stderr, "%s: bad request: %s\n",
-					classes[i].name, why);
-				return 1;
-			}
-			rlen = build_mad(reply, &classes[i], METHOD_GET_RESP,
-					 be64toh(h->tid), size, 1);
-			memcpy(umad_get_mad_addr(reply), umad_get_mad_addr(buf),
-			       sizeof(ib_mad_addr_t));
-			umad_get_mad_addr(reply)->qkey = htonl(GSI_QKEY);
-			if (umad_send(rsp.fd, agent[i], reply, rlen, 0, 5) < 0) {
-				fprintf(stderr, "%s: answer of %u bytes: %s\n",
-					classes[i].name, size, strerror(errno));
-				return 1;
-			}
+		if (answer(rsp.fd, agent[i], &classes[i], buf, ret, reply,
+			   &size, why, sizeof(why))) {
+			fprintf(stderr, "%s: request %d: %s\n", classes[i].name,
+				served + 1, why);
+			return 1;
 		}
 		served++;
 	}
