@@ -649,6 +649,10 @@ int ib_mad_reg_validate(enum ib_qp_type qp_type,
 			u32 flags);
 int ib_mad_reg_insert(struct ib_mad_port_private *port,
 		      struct ib_mad_agent_private *priv);
+int ib_mad_agent_publish(struct ib_mad_port_private *port,
+			 struct ib_mad_agent_private *priv);
+void ib_mad_agent_unpublish(struct ib_mad_port_private *port,
+			    struct ib_mad_agent_private *priv);
 void ib_mad_reg_remove(struct ib_mad_port_private *port,
 		       struct ib_mad_agent_private *priv);
 int ib_mad_pad_size(int seg_size, int data_len);

@@ -12,6 +12,7 @@
 
 #include <linux/slab.h>
 #include <linux/xarray.h>
+#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 #include <rdma/ib_cache.h>
 
@@ -371,6 +372,7 @@ VISIBLE_IF_KUNIT int ib_mad_reg_insert(struct ib_mad_port_private *port,
 	int ret = -EINVAL;
 	int m;
 
+	KUNIT_STATIC_STUB_REDIRECT(ib_mad_reg_insert, port, priv);
 	if (ib_mad_reg_spare_alloc(&spare,
 				   ib_mad_is_vendor_class_range2(req->mgmt_class)))
 		return -ENOMEM;
@@ -592,6 +594,68 @@ ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_alloc);
 
 /**
+ * ib_mad_agent_publish() - make a new agent reachable by received MADs
+ * @port: the agent's port
+ * @priv: the agent, fully set up
+ *
+ * Gives the agent a hi_tid (the response route) and enters its methods in
+ * the registration tables (the request route). The hi_tid is only
+ * reserved until the tables accepted the agent: a response carrying it
+ * finds nothing before, so an agent the tables refuse was never seen by a
+ * receive and its caller may free it at once.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL if its methods are taken or no OUI slot is free,
+ * -EBUSY if no hi_tid is free, -ENOMEM.
+ */
+VISIBLE_IF_KUNIT int ib_mad_agent_publish(struct ib_mad_port_private *port,
+					  struct ib_mad_agent_private *priv)
+{
+	void *old;
+	int ret;
+
+	/* hi_tid stays below 2^24: mlx4 owns the top byte of the hi TID. */
+	ret = xa_alloc_cyclic(&ib_mad_clients, &priv->agent.hi_tid, NULL,
+			      XA_LIMIT(0, IB_MAD_HI_TID_MASK),
+			      &ib_mad_client_next, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	if (priv->reg_req) {
+		ret = ib_mad_reg_insert(port, priv);
+		if (ret)
+			goto err_erase_tid;
+	}
+	/* Filling a reserved slot allocates nothing: this cannot fail. */
+	old = xa_store(&ib_mad_clients, priv->agent.hi_tid, priv, GFP_KERNEL);
+	WARN_ON_ONCE(xa_is_err(old));
+	return 0;
+
+err_erase_tid:
+	xa_erase(&ib_mad_clients, priv->agent.hi_tid);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_publish);
+
+/**
+ * ib_mad_agent_unpublish() - stop received MADs from finding an agent
+ * @port: the agent's port
+ * @priv: an agent ib_mad_agent_publish() accepted
+ *
+ * A receive that found the agent before holds a reference; the caller
+ * waits for those before freeing the agent, and frees it after an RCU
+ * grace period for lookups by hi_tid that found nothing to reference.
+ *
+ * Context: process context.
+ */
+VISIBLE_IF_KUNIT void ib_mad_agent_unpublish(struct ib_mad_port_private *port,
+					     struct ib_mad_agent_private *priv)
+{
+	ib_mad_reg_remove(port, priv);
+	xa_erase(&ib_mad_clients, priv->agent.hi_tid);
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_unpublish);
+
+/**
  * ib_register_mad_agent() - register a client of the MAD layer
  * @device: the device
  * @port_num: the port
@@ -661,27 +725,18 @@ struct ib_mad_agent *ib_register_mad_agent(struct ib_device *device,
 	ret = ib_mad_agent_security_setup(&priv->agent, qp_type);
 	if (ret)
 		goto err_free_agent;
-	/* hi_tid stays below 2^24: mlx4 owns the top byte of the hi TID. */
-	ret = xa_alloc_cyclic(&ib_mad_clients, &priv->agent.hi_tid, priv,
-			      XA_LIMIT(0, IB_MAD_HI_TID_MASK),
-			      &ib_mad_client_next, GFP_KERNEL);
-	if (ret < 0)
+	ret = ib_mad_agent_publish(port, priv);
+	if (ret) {
+		dev_dbg_ratelimited(&device->dev,
+				    "MAD agent registration failed: class %#x version %u: %d\n",
+				    mad_reg_req ? mad_reg_req->mgmt_class : 0,
+				    mad_reg_req ? mad_reg_req->mgmt_class_version : 0,
+				    ret);
 		goto err_security_cleanup;
-	if (mad_reg_req) {
-		ret = ib_mad_reg_insert(port, priv);
-		if (ret) {
-			dev_dbg_ratelimited(&device->dev,
-					    "MAD agent registration: methods of class %#x version %u already taken\n",
-					    mad_reg_req->mgmt_class,
-					    mad_reg_req->mgmt_class_version);
-			goto err_erase_tid;
-		}
 	}
 	trace_ib_mad_agent_register(priv);
 	return &priv->agent;
 
-err_erase_tid:
-	xa_erase(&ib_mad_clients, priv->agent.hi_tid);
 err_security_cleanup:
 	ib_mad_agent_security_cleanup(&priv->agent);
 err_free_agent:
@@ -711,8 +766,7 @@ void ib_unregister_mad_agent(struct ib_mad_agent *mad_agent)
 	unsigned long flags;
 
 	trace_ib_mad_agent_unregister(priv);
-	ib_mad_reg_remove(port, priv);
-	xa_erase(&ib_mad_clients, priv->agent.hi_tid);
+	ib_mad_agent_unpublish(port, priv);
 	spin_lock_irqsave(&priv->lock, flags);
 	priv->dying = true;
 	spin_unlock_irqrestore(&priv->lock, flags);

@@ -415,6 +415,76 @@ static void mad_test_reg_vendor_oui(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, port->version[1].vendor);
 }
 
+/* What a receive racing with a registration saw of the agent. */
+struct mad_test_publish_probe {
+	struct ib_mad_port_private *port;
+	int calls;
+	struct ib_mad_agent_private *found;
+};
+
+/*
+ * Replaces ib_mad_reg_insert(): a response to the new agent's hi_tid
+ * arrives while the tables decide, and the tables then refuse the agent.
+ */
+static int mad_test_reg_insert_refuse(struct ib_mad_port_private *port,
+				      struct ib_mad_agent_private *priv)
+{
+	struct mad_test_publish_probe *probe = kunit_get_current_test()->priv;
+	struct ib_mad_hdr hdr = {
+		.base_version = IB_MGMT_BASE_VERSION,
+		.mgmt_class = IB_MGMT_CLASS_PERF_MGMT,
+		.class_version = 1,
+		.method = IB_MGMT_METHOD_GET_RESP,
+		.tid = cpu_to_be64((u64)priv->agent.hi_tid << 32 | 1),
+	};
+
+	probe->calls++;
+	probe->found = ib_mad_find_agent(port, &hdr);
+	if (probe->found)
+		ib_mad_agent_put(probe->found);
+	return -EINVAL;
+}
+
+/* A response finds the agent by hi_tid only once the tables took it. */
+static void mad_test_reg_publish_order(struct kunit *test)
+{
+	struct mad_test_publish_probe probe = {};
+	struct ib_mad_port_private *port = mad_test_port(test);
+	struct ib_mad_agent_private *priv, *found;
+	struct ib_mad_hdr resp = {
+		.base_version = IB_MGMT_BASE_VERSION,
+		.mgmt_class = IB_MGMT_CLASS_PERF_MGMT,
+		.class_version = 1,
+		.method = IB_MGMT_METHOD_GET_RESP,
+	};
+
+	priv = mad_test_reg_agent(test, port, IB_MGMT_CLASS_PERF_MGMT, NULL,
+				  (const int[]){ 1, -1 });
+	probe.port = port;
+	test->priv = &probe;
+	kunit_activate_static_stub(test, ib_mad_reg_insert,
+				   mad_test_reg_insert_refuse);
+	KUNIT_EXPECT_EQ(test, ib_mad_agent_publish(port, priv), -EINVAL);
+	kunit_deactivate_static_stub(test, ib_mad_reg_insert);
+	KUNIT_EXPECT_EQ(test, probe.calls, 1);
+	KUNIT_EXPECT_NULL(test, probe.found);
+	/* Nobody took a reference the failed registration would free. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&priv->refcount), 1);
+
+	KUNIT_ASSERT_EQ(test, ib_mad_agent_publish(port, priv), 0);
+	resp.tid = cpu_to_be64((u64)priv->agent.hi_tid << 32 | 2);
+	found = ib_mad_find_agent(port, &resp);
+	KUNIT_EXPECT_PTR_EQ(test, found, priv);
+	if (found)
+		ib_mad_agent_put(found);
+	KUNIT_EXPECT_PTR_EQ(test, mad_test_lookup(port, IB_MGMT_CLASS_PERF_MGMT,
+						  NULL, 1), priv);
+	ib_mad_agent_unpublish(port, priv);
+	KUNIT_EXPECT_NULL(test, ib_mad_find_agent(port, &resp));
+	KUNIT_EXPECT_NULL(test, mad_test_lookup(port, IB_MGMT_CLASS_PERF_MGMT,
+						NULL, 1));
+}
+
 struct mad_test_reg_case {
 	const char *name;
 	enum ib_qp_type qp_type;
@@ -1018,6 +1088,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_reg_overlap),
 	KUNIT_CASE(mad_test_reg_dr_alias),
 	KUNIT_CASE(mad_test_reg_vendor_oui),
+	KUNIT_CASE(mad_test_reg_publish_order),
 	KUNIT_CASE(mad_test_send_no_response),
 	KUNIT_CASE(mad_test_send_response),
 	KUNIT_CASE(mad_test_send_early_response),
