@@ -194,7 +194,8 @@ static int ib_mad_local_route(struct ib_mad_agent_private *priv, void *smp,
  *
  * Context: any; does not sleep.
  * Return: 0 if the SMP goes to the wire, 1 if it was taken over, or
- * -EINVAL for a route that breaks the rules, -ENOMEM.
+ * -EINVAL for a route that breaks the rules, -ESHUTDOWN when the agent is
+ * being unregistered, -ENOMEM.
  */
 int ib_mad_local_smp(struct ib_mad_agent_private *priv,
 		     struct ib_mad_send_wr_private *wr)
@@ -226,6 +227,11 @@ int ib_mad_local_smp(struct ib_mad_agent_private *priv,
 	local->slid = slid;
 
 	spin_lock_irqsave(&priv->lock, flags);
+	if (priv->dying) {
+		spin_unlock_irqrestore(&priv->lock, flags);
+		kfree(local);
+		return -ESHUTDOWN;
+	}
 	ib_mad_send_response_begin_locked(wr);
 	spin_unlock_irqrestore(&priv->lock, flags);
 	trace_ib_mad_smi_local(wr);

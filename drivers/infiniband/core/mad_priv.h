@@ -134,8 +134,9 @@ struct ib_rmpp_segment {
  * @active_count: sends posted and not yet completed (diagnostics)
  * @timed_work: runs timeouts and deferred completions; on the port's wq
  * @rmpp_list: RMPP reassemblies in progress, owned by mad_rmpp.c
- * @dying: set under @lock when unregistration starts; RMPP must not start
- *	new reassemblies (or arm timers) for a dying agent
+ * @dying: set under @lock when unregistration starts; no send may be
+ *	posted (ib_post_send_mad() fails with -ESHUTDOWN) and RMPP must not
+ *	start new reassemblies (or arm timers) for a dying agent
  * @refcount: one for registration, one per send buffer, one per
  *	in-progress receive delivery; unregister waits for zero on @comp
  * @comp: completed when @refcount drops to zero
@@ -179,6 +180,7 @@ struct ib_mad_agent_private {
  * Transitions, all under ib_mad_agent_private.lock:
  *
  *   IDLE -> ON_WIRE                        ib_post_send_mad() succeeded
+ *                                          (never once the agent is dying)
  *   ON_WIRE -> WAIT_RESP                   wire idle, response expected
  *   ON_WIRE -> DONE                        wire idle, no response expected,
  *                                          or send error

@@ -506,6 +506,11 @@ static int ib_mad_send_one(struct ib_mad_agent_private *priv,
 	int ret;
 
 	spin_lock_irqsave(&priv->lock, flags);
+	if (priv->dying) {
+		/* Unregistration flushed the sends already: none may start. */
+		spin_unlock_irqrestore(&priv->lock, flags);
+		return -ESHUTDOWN;
+	}
 	wr->state = IB_MAD_SEND_ON_WIRE;
 	hash_add(priv->send_hash, &wr->tid_node, (__force u64)wr->tid);
 	if (wr->rmpp_active)
@@ -541,8 +546,15 @@ static int ib_mad_send_one(struct ib_mad_agent_private *priv,
  * every buffer posted here, never from within this call; a buffer that
  * was not posted stays with the caller.
  *
+ * Once ib_unregister_mad_agent() has begun for the buffer's agent, posting
+ * fails with -ESHUTDOWN: the sends it cancelled are gone, and a new one
+ * would make it wait for that send's timeouts and retries.
+ *
  * Context: any, including atomic context and with spinlocks held.
- * Return: 0, or a negative errno for the buffer named in @bad_send_buf.
+ * Return: 0, or a negative errno for the buffer named in @bad_send_buf:
+ * -ESHUTDOWN when the agent is being unregistered, -ENODEV when its port
+ * is going away, -EBUSY when the buffer is already posted, -EINVAL for a
+ * buffer the agent cannot send, -ENOMEM, or an error of the QP.
  */
 int ib_post_send_mad(struct ib_mad_send_buf *send_buf,
 		     struct ib_mad_send_buf **bad_send_buf)

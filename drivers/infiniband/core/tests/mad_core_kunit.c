@@ -947,6 +947,32 @@ static void mad_test_send_failed_post(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
 }
 
+/* Unregistration began: a send would wait for its timeout, refuse it. */
+static void mad_test_send_dying(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 14, 5000, 3);
+	struct ib_mad_send_buf *bad = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&env->priv->lock, flags);
+	env->priv->dying = true;
+	spin_unlock_irqrestore(&env->priv->lock, flags);
+
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(buf, &bad), -ESHUTDOWN);
+	KUNIT_EXPECT_PTR_EQ(test, bad, buf);
+	KUNIT_EXPECT_EQ(test, env->posts, 0);
+	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_IDLE);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&env->port->stats[IB_MAD_STAT_OUTSTANDING]),
+			0);
+	/* Nothing reached the wire or the timer: the buffer is the caller's. */
+	ib_mad_agent_flush_sends(env->priv);
+	flush_workqueue(env->port->wq);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	ib_free_send_mad(buf);
+}
+
 static void mad_test_send_flush(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env(test);
@@ -1099,6 +1125,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_send_error),
 	KUNIT_CASE(mad_test_send_failed_post),
 	KUNIT_CASE(mad_test_send_flush),
+	KUNIT_CASE(mad_test_send_dying),
 	KUNIT_CASE(mad_test_tid_hash),
 	KUNIT_CASE(mad_test_rmpp_segments),
 	KUNIT_CASE(mad_test_roce_ipv4_gids),
