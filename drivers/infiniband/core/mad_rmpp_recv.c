@@ -690,8 +690,8 @@ mad_rmpp_recv_data(struct ib_mad_agent_private *priv,
 		mad_rmpp_abort_peer(priv, recv_wc, status);
 		goto drop;
 	}
-	/* Every segment is a full MAD; shorter ones cannot be reassembled. */
-	if (recv_wc->mad_len < mad_rmpp_seg_mad_size(recv_wc))
+	if (!mad_rmpp_seg_len_ok(recv_wc->mad_len,
+				 mad_rmpp_seg_mad_size(recv_wc), hdr))
 		goto drop;
 
 	mad_rmpp_key_init(priv, recv_wc, &key);

@@ -253,6 +253,34 @@ int mad_rmpp_recv_len(size_t mad_size, u32 hdr_len, u32 seg_count,
 EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_recv_len);
 
 /**
+ * mad_rmpp_seg_len_ok() - does a DATA segment hold the payload it carries?
+ * @mad_len: bytes received from the common MAD header on
+ * @mad_size: size of one segment of the transfer (256 IB, 2048 OPA)
+ * @hdr: the segment's RMPP header
+ *
+ * Every segment but the last travels as a full MAD.  The last one may be
+ * cut short after its payload: an OPA sender sends a message that fits in
+ * one segment no longer than its data (see ib_create_send_mad()).  Its
+ * paylen_newwin then counts the bytes after the RMPP header, which must
+ * all have arrived.  The lengths a full segment announces are checked
+ * when the message is complete (mad_rmpp_recv_len()).
+ *
+ * Context: Any context.
+ * Return: true if the segment may join a reassembly.
+ */
+bool mad_rmpp_seg_len_ok(u32 mad_len, u32 mad_size,
+			 const struct ib_rmpp_hdr *hdr)
+{
+	if (mad_len >= mad_size)
+		return true;
+	if (mad_len < IB_MGMT_RMPP_HDR ||
+	    !(hdr->rmpp_rtime_flags & IB_MGMT_RMPP_FLAG_LAST))
+		return false;
+	return be32_to_cpu(hdr->paylen_newwin) <= mad_len - IB_MGMT_RMPP_HDR;
+}
+EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_seg_len_ok);
+
+/**
  * mad_rmpp_expect_segs() - segment count announced by a first segment
  * @mad_size: size of one MAD on the wire
  * @first_paylen: paylen_newwin of segment 1

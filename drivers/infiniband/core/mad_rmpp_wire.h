@@ -48,6 +48,8 @@ u8 mad_rmpp_check_ack(const struct ib_rmpp_hdr *ack);
 u8 mad_rmpp_peer_abort_status(const struct ib_rmpp_hdr *hdr, u8 *reply);
 int mad_rmpp_recv_len(size_t mad_size, u32 hdr_len, u32 seg_count,
 		      u32 first_paylen, u32 last_paylen, u8 *status);
+bool mad_rmpp_seg_len_ok(u32 mad_len, u32 mad_size,
+			 const struct ib_rmpp_hdr *hdr);
 u32 mad_rmpp_expect_segs(size_t mad_size, u32 first_paylen);
 unsigned int mad_rmpp_resptime_ms(u8 rtime);
 

@@ -308,6 +308,66 @@ static void mad_rmpp_kunit_abort_data(struct kunit *test)
 			IB_MGMT_RMPP_STATUS_BAD_SEG);
 }
 
+struct mad_rmpp_kunit_seg_len_case {
+	const char *name;
+	u32 mad_len;
+	u32 mad_size;
+	u8 flags;
+	u32 seg_num;
+	u32 paylen;
+	bool ok;
+};
+
+/*
+ * SA segments (56-byte headers, 20 of them after the RMPP header).  An OPA
+ * sender trims a message that fits one segment to its data: 100 bytes of
+ * data go out as 156 bytes, announcing 120.  What a full segment announces
+ * is checked once the message is complete (mad_rmpp_recv_len()).
+ */
+#define MAD_RMPP_KUNIT_FL	(IB_MGMT_RMPP_FLAG_FIRST | IB_MGMT_RMPP_FLAG_LAST)
+#define MAD_RMPP_KUNIT_F	IB_MGMT_RMPP_FLAG_FIRST
+#define MAD_RMPP_KUNIT_L	IB_MGMT_RMPP_FLAG_LAST
+
+static const struct mad_rmpp_kunit_seg_len_case mad_rmpp_kunit_seg_lens[] = {
+	{ "ib single full", 256, 256, MAD_RMPP_KUNIT_FL, 1, 120, true },
+	{ "ib single announcing too much", 256, 256, MAD_RMPP_KUNIT_FL, 1,
+	  221, true },
+	{ "opa single trimmed", 156, 2048, MAD_RMPP_KUNIT_FL, 1, 120, true },
+	{ "opa single full", 2048, 2048, MAD_RMPP_KUNIT_FL, 1, 120, true },
+	{ "opa single shorter than announced", 155, 2048, MAD_RMPP_KUNIT_FL,
+	  1, 120, false },
+	{ "opa single announcing too much", 2048, 2048, MAD_RMPP_KUNIT_FL, 1,
+	  2013, true },
+	{ "opa first of many short", 156, 2048, MAD_RMPP_KUNIT_F, 1, 4024,
+	  false },
+	{ "opa middle short", 2047, 2048, 0, 2, 0, false },
+	{ "opa last trimmed", 156, 2048, MAD_RMPP_KUNIT_L, 3, 120, true },
+	{ "opa last shorter than announced", 100, 2048, MAD_RMPP_KUNIT_L, 3,
+	  120, false },
+	{ "not even an rmpp header", 30, 2048, MAD_RMPP_KUNIT_FL, 1, 0,
+	  false },
+};
+
+static void mad_rmpp_kunit_seg_len_desc(const struct mad_rmpp_kunit_seg_len_case *c,
+					char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(mad_rmpp_kunit_seg_len, mad_rmpp_kunit_seg_lens,
+		  mad_rmpp_kunit_seg_len_desc);
+
+static void mad_rmpp_kunit_seg_len(struct kunit *test)
+{
+	const struct mad_rmpp_kunit_seg_len_case *c = test->param_value;
+	struct ib_rmpp_hdr hdr;
+
+	hdr = mad_rmpp_kunit_hdr(IB_MGMT_RMPP_TYPE_DATA, c->flags, 0,
+				 c->seg_num, c->paylen);
+	KUNIT_EXPECT_EQ(test, mad_rmpp_seg_len_ok(c->mad_len, c->mad_size, &hdr),
+			c->ok);
+}
+
 static void mad_rmpp_kunit_abort_peer(struct kunit *test)
 {
 	struct ib_rmpp_hdr hdr;
@@ -687,6 +747,8 @@ static struct kunit_case mad_rmpp_kunit_cases[] = {
 	KUNIT_CASE(mad_rmpp_kunit_abort_hdr),
 	KUNIT_CASE(mad_rmpp_kunit_abort_data),
 	KUNIT_CASE(mad_rmpp_kunit_abort_peer),
+	KUNIT_CASE_PARAM(mad_rmpp_kunit_seg_len,
+			 mad_rmpp_kunit_seg_len_gen_params),
 	KUNIT_CASE(mad_rmpp_kunit_send_window),
 	KUNIT_CASE(mad_rmpp_kunit_send_window_abort),
 	KUNIT_CASE(mad_rmpp_kunit_recv_window),
