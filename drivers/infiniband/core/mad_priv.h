@@ -423,7 +423,9 @@ enum ib_mad_stat {
  * @qp_info: QP0 and QP1
  * @stats: counters, see enum ib_mad_stat
  * @debugfs: the port's debugfs directory, or NULL
- * @reply_agents: send-only agents of mad_agent.c on QP0 and QP1
+ * @reply_agents: send-only agents of mad_agent.c on QP0 and QP1; RCU,
+ *	taken with a reference by ib_mad_reply_agent_get() since the CQ work
+ *	uses them while port removal unregisters them
  * @closing: set under both queue locks of each QP when the port goes
  *	away; nothing is posted to its QPs afterwards
  */
@@ -441,7 +443,7 @@ struct ib_mad_port_private {
 	struct ib_mad_qp_info qp_info[IB_MAD_QPS_CORE];
 	atomic64_t stats[IB_MAD_STAT_COUNT];
 	struct dentry *debugfs;
-	struct ib_mad_agent *reply_agents[IB_MAD_QPS_CORE];
+	struct ib_mad_agent __rcu *reply_agents[IB_MAD_QPS_CORE];
 	bool closing;
 };
 
@@ -662,6 +664,8 @@ bool ib_mad_recv_validate(const struct ib_mad_hdr *hdr, u32 qp_num, bool opa);
 struct ib_mad_agent_private *
 ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 		   const struct ib_mad_reg_req *req);
+struct ib_mad_agent_private *
+ib_mad_reply_agent_get(struct ib_mad_port_private *port, int qpn);
 int ib_mad_recv_gids(struct ib_mad_agent_private *priv,
 		     const struct ib_mad_recv_wc *recv_wc,
 		     union ib_gid *sgid, union ib_gid *dgid);

@@ -15,6 +15,7 @@
 #include <kunit/static_stub.h>
 #include <linux/delay.h>
 #include <linux/ip.h>
+#include <linux/kthread.h>
 #include <linux/slab.h>
 #include <net/checksum.h>
 #include <net/ipv6.h>
@@ -1059,6 +1060,59 @@ static void mad_test_rmpp_segments(struct kunit *test)
 							  401, GFP_KERNEL, 1)));
 }
 
+struct mad_test_closer {
+	struct ib_mad_port_private *port;
+	struct completion done;
+};
+
+static int mad_test_close_thread(void *data)
+{
+	struct mad_test_closer *c = data;
+
+	ib_mad_reply_port_close(c->port);
+	complete(&c->done);
+	return 0;
+}
+
+/*
+ * Port removal unregisters the reply agents while the CQ work may be
+ * answering a MAD with one: a user that found the agent keeps it alive,
+ * and nobody finds it once removal began.
+ */
+static void mad_test_reply_agent_close(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_agent_private *reply, *got;
+	struct mad_test_closer *c;
+	struct task_struct *task;
+	bool held;
+
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	reply = ib_mad_agent_alloc(&env->port->qp_info[1], NULL);
+	KUNIT_ASSERT_NOT_NULL(test, reply);
+	reply->agent.device = env->dev;
+	reply->agent.qp = &env->qp;
+	reply->agent.port_num = 1;
+	rcu_assign_pointer(env->port->reply_agents[1], &reply->agent);
+
+	got = ib_mad_reply_agent_get(env->port, 1);
+	KUNIT_EXPECT_PTR_EQ(test, got, reply);
+	held = got && refcount_read(&reply->refcount) == 2;
+	KUNIT_EXPECT_TRUE(test, held);
+
+	c->port = env->port;
+	init_completion(&c->done);
+	task = kthread_run(mad_test_close_thread, c, "mad_kunit_close");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	msleep(100);
+	KUNIT_EXPECT_NULL(test, ib_mad_reply_agent_get(env->port, 1));
+	KUNIT_EXPECT_FALSE(test, completion_done(&c->done));
+	if (held)
+		ib_mad_agent_put(got);
+	KUNIT_EXPECT_TRUE(test, wait_for_completion_timeout(&c->done, 5 * HZ));
+}
+
 /* RoCE v2 with IPv4: the GIDs come from the IPv4 header. */
 static void mad_test_roce_ipv4_gids(struct kunit *test)
 {
@@ -1128,6 +1182,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_send_dying),
 	KUNIT_CASE(mad_test_tid_hash),
 	KUNIT_CASE(mad_test_rmpp_segments),
+	KUNIT_CASE(mad_test_reply_agent_close),
 	KUNIT_CASE(mad_test_roce_ipv4_gids),
 	{}
 };
