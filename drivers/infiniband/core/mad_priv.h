@@ -65,6 +65,13 @@
 /* hi_tid is 24 bits wide: mlx4 uses the top byte of the 32-bit hi TID. */
 #define IB_MAD_HI_TID_MASK		0x00ffffffU
 
+/*
+ * Sends an agent's timed work expires or completes in one run; it queues
+ * itself again for the rest, so that the workqueue and the agent lock are
+ * never held for long however many sends time out together.
+ */
+#define IB_MAD_TIMEOUT_BATCH		128
+
 /* log2 of the number of buckets in an agent's TID hash. */
 #define IB_MAD_SEND_HASH_BITS		6
 

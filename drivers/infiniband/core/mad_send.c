@@ -669,13 +669,17 @@ static bool ib_mad_send_retry_locked(struct ib_mad_send_wr_private *wr)
 	return true;
 }
 
-/* Move every expired send off the wait list; agent lock held. */
-static void ib_mad_agent_expire_locked(struct ib_mad_agent_private *priv)
+/*
+ * Move expired sends off the wait list, retried or onto the done list, at
+ * most @budget of them. Agent lock held.
+ */
+static void ib_mad_agent_expire_locked(struct ib_mad_agent_private *priv,
+				       int budget)
 {
 	struct ib_mad_send_wr_private *wr;
 
 	lockdep_assert_held(&priv->lock);
-	while (!list_empty(&priv->wait_list)) {
+	while (budget-- > 0 && !list_empty(&priv->wait_list)) {
 		wr = list_first_entry(&priv->wait_list,
 				      struct ib_mad_send_wr_private, agent_list);
 		if (time_before(jiffies, wr->timeout))
@@ -691,12 +695,34 @@ static void ib_mad_agent_expire_locked(struct ib_mad_agent_private *priv)
 	}
 }
 
+/* Take at most @budget sends off the done list; agent lock held. */
+static void ib_mad_agent_take_done_locked(struct ib_mad_agent_private *priv,
+					  struct list_head *done, int budget)
+{
+	lockdep_assert_held(&priv->lock);
+	while (budget-- > 0 && !list_empty(&priv->done_list))
+		list_move_tail(priv->done_list.next, done);
+}
+
+static void ib_mad_send_complete_list(struct list_head *done)
+{
+	struct ib_mad_send_wr_private *wr, *tmp;
+
+	list_for_each_entry_safe(wr, tmp, done, agent_list) {
+		list_del_init(&wr->agent_list);
+		ib_mad_send_complete(wr);
+	}
+}
+
 /**
  * ib_mad_agent_timed_work() - the agent's timer and deferred completions
  * @work: ib_mad_agent_private.timed_work
  *
- * Retries or times out the sends whose deadline passed, re-arms itself for
- * the next deadline, then runs the completions on the done list.
+ * Retries or times out the sends whose deadline passed and runs the
+ * completions on the done list, at most IB_MAD_TIMEOUT_BATCH of each, then
+ * re-arms itself: at once if work is left, else for the next deadline.
+ * However many sends expire together, the agent lock and the workqueue
+ * are never held for more than one batch.
  *
  * Context: the port's workqueue.
  */
@@ -704,50 +730,65 @@ void ib_mad_agent_timed_work(struct work_struct *work)
 {
 	struct ib_mad_agent_private *priv =
 		container_of(work, struct ib_mad_agent_private, timed_work.work);
-	struct ib_mad_send_wr_private *wr, *tmp;
 	unsigned long flags;
 	LIST_HEAD(done);
 
 	spin_lock_irqsave(&priv->lock, flags);
-	ib_mad_agent_expire_locked(priv);
-	list_splice_init(&priv->done_list, &done);
+	ib_mad_agent_expire_locked(priv, IB_MAD_TIMEOUT_BATCH);
+	ib_mad_agent_take_done_locked(priv, &done, IB_MAD_TIMEOUT_BATCH);
 	ib_mad_agent_rearm_locked(priv);
 	spin_unlock_irqrestore(&priv->lock, flags);
 
-	list_for_each_entry_safe(wr, tmp, &done, agent_list) {
-		list_del_init(&wr->agent_list);
-		ib_mad_send_complete(wr);
-	}
+	ib_mad_send_complete_list(&done);
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_timed_work);
+
+/* Cancel up to @budget outstanding sends; returns false once none is left. */
+static bool ib_mad_agent_cancel_some_locked(struct ib_mad_agent_private *priv,
+					    int budget)
+{
+	struct ib_mad_send_wr_private *wr;
+	struct hlist_node *next;
+	int bkt;
+
+	lockdep_assert_held(&priv->lock);
+	hash_for_each_safe(priv->send_hash, bkt, next, wr, tid_node) {
+		if (budget-- <= 0)
+			return true;
+		/* Leaves the hash: ON_WIRE ones become CANCELLED. */
+		ib_mad_send_finish_locked(wr, IB_WC_WR_FLUSH_ERR, 0);
+	}
+	return false;
+}
 
 /**
  * ib_mad_agent_flush_sends() - cancel every outstanding send of an agent
  * @priv: an agent being unregistered (already out of the tables)
  *
  * Waiting sends complete here with IB_WC_WR_FLUSH_ERR; sends with work
- * requests in flight complete so when those do.
+ * requests in flight complete so when those do. Works in batches of
+ * IB_MAD_TIMEOUT_BATCH sends, dropping the agent lock in between.
  *
  * Context: process context; runs send handlers.
  */
 void ib_mad_agent_flush_sends(struct ib_mad_agent_private *priv)
 {
-	struct ib_mad_send_wr_private *wr, *tmp;
-	struct hlist_node *next;
 	unsigned long flags;
+	bool more;
 	LIST_HEAD(done);
-	int bkt;
 
-	spin_lock_irqsave(&priv->lock, flags);
-	hash_for_each_safe(priv->send_hash, bkt, next, wr, tid_node)
-		ib_mad_send_finish_locked(wr, IB_WC_WR_FLUSH_ERR, 0);
-	list_splice_init(&priv->done_list, &done);
-	spin_unlock_irqrestore(&priv->lock, flags);
+	do {
+		spin_lock_irqsave(&priv->lock, flags);
+		more = ib_mad_agent_cancel_some_locked(priv,
+						       IB_MAD_TIMEOUT_BATCH);
+		ib_mad_agent_take_done_locked(priv, &done,
+					      IB_MAD_TIMEOUT_BATCH);
+		more |= !list_empty(&priv->done_list);
+		spin_unlock_irqrestore(&priv->lock, flags);
 
-	list_for_each_entry_safe(wr, tmp, &done, agent_list) {
-		list_del_init(&wr->agent_list);
-		ib_mad_send_complete(wr);
-	}
+		ib_mad_send_complete_list(&done);
+		cond_resched();
+	} while (more);
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_flush_sends);
 

@@ -885,6 +885,44 @@ static void mad_test_send_retries(struct kunit *test)
 	ib_free_send_mad(buf);
 }
 
+static void mad_test_timed_work_off(struct work_struct *work)
+{
+}
+
+/* Many sends time out together: each run of the work takes one batch. */
+static void mad_test_send_mass_timeout(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	const int n = 3 * IB_MAD_TIMEOUT_BATCH + 5;
+	struct ib_mad_send_buf **bufs;
+	int i, runs;
+
+	bufs = kunit_kcalloc(test, n, sizeof(*bufs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bufs);
+	/* The test runs the work itself, one run at a time. */
+	env->priv->timed_work.work.func = mad_test_timed_work_off;
+	for (i = 0; i < n; i++) {
+		bufs[i] = mad_test_send(test, env, 0x10000 + i, 10, 0);
+		KUNIT_ASSERT_EQ(test, ib_post_send_mad(bufs[i], NULL), 0);
+		mad_test_wire_done(bufs[i], IB_WC_SUCCESS);
+	}
+	msleep(30);
+	cancel_delayed_work_sync(&env->priv->timed_work);
+
+	ib_mad_agent_timed_work(&env->priv->timed_work.work);
+	KUNIT_EXPECT_GT(test, env->sends_done, 0);
+	KUNIT_EXPECT_LE(test, env->sends_done, IB_MAD_TIMEOUT_BATCH);
+	for (runs = 1; env->sends_done < n && runs < 2 * n; runs++)
+		ib_mad_agent_timed_work(&env->priv->timed_work.work);
+	KUNIT_EXPECT_EQ(test, env->sends_done, n);
+	KUNIT_EXPECT_GE(test, runs, DIV_ROUND_UP(n, IB_MAD_TIMEOUT_BATCH));
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	cancel_delayed_work_sync(&env->priv->timed_work);
+	env->priv->timed_work.work.func = mad_test_timed_work;
+	for (i = 0; i < n; i++)
+		ib_free_send_mad(bufs[i]);
+}
+
 static void mad_test_send_modify(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env(test);
@@ -1175,6 +1213,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_send_cancel_on_wire),
 	KUNIT_CASE(mad_test_send_cancel_waiting),
 	KUNIT_CASE(mad_test_send_retries),
+	KUNIT_CASE(mad_test_send_mass_timeout),
 	KUNIT_CASE(mad_test_send_modify),
 	KUNIT_CASE(mad_test_send_error),
 	KUNIT_CASE(mad_test_send_failed_post),
