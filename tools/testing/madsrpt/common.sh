@@ -144,6 +144,90 @@ ms_verify_config() {
 	[ $bad -eq 0 ] || ms_die "kernel config does not match the fragments"
 }
 
+# Which QEMU accelerator the VMs use.  A writable /dev/kvm is not enough:
+# on some hosts QEMU aborts as soon as a vCPU starts under KVM ("failed to
+# set MSR ... kvm_buf_set_msrs: Assertion ... failed").  So KVM is used
+# only when a probe boot under it got as far as the guest kernel's banner,
+# and the verdict is cached for this boot of the host.  MS_ACCEL=kvm or
+# MS_ACCEL=tcg overrides the probe (MS_NO_KVM=1 is the same as tcg).
+MS_QEMU=${MS_QEMU:-qemu-system-x86_64}
+MS_KVM_DEV=${MS_KVM_DEV:-/dev/kvm}
+MS_ACCEL_CACHE=${MS_ACCEL_CACHE:-/tmp/madsrpt-accel.$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)}
+
+# ms_qemu_machine: the machine options every VM and the probe share.
+ms_qemu_machine() {
+	echo -nodefaults -no-reboot -display none -machine q35 -cpu max
+}
+
+# ms_accel_probe KERNEL: boot KERNEL under KVM alone until it prints its
+# banner (it then panics for want of a root and QEMU exits).  Prints why
+# KVM is unusable and fails, or succeeds silently.
+ms_accel_probe() {
+	local kernel=$1 con rc=0 why
+
+	con=$(mktemp)
+	# shellcheck disable=SC2046
+	timeout -k 5 60 "$MS_QEMU" $(ms_qemu_machine) -m 256 -accel kvm \
+		-kernel "$kernel" -serial "file:$con" \
+		-append "console=ttyS0 panic=-1 root=/dev/madsrpt-probe" \
+		</dev/null >/dev/null 2>"$con.err" || rc=$?
+	if grep -q 'Linux version' "$con"; then
+		rm -f "$con" "$con.err"
+		return 0
+	fi
+	why=$(grep -v '^$' "$con.err" | head -n 1)
+	[ "$rc" -ne 124 ] || why="no banner within 60 s"
+	echo "KVM probe failed (exit $rc): ${why:-the guest printed nothing}"
+	rm -f "$con" "$con.err"
+	return 1
+}
+
+# ms_accel_pick KERNEL: set MS_ACCEL_USE (kvm or tcg) and MS_ACCEL_WHY.
+# MS_ACCEL_FORCED is set when the user chose, so that no fallback applies.
+ms_accel_pick() {
+	local kernel=$1 verdict why
+
+	MS_ACCEL_FORCED=
+	if [ -n "${MS_ACCEL:-}" ]; then
+		case "$MS_ACCEL" in
+		kvm | tcg) ;;
+		*) ms_die "MS_ACCEL must be kvm or tcg, not '$MS_ACCEL'" ;;
+		esac
+		MS_ACCEL_USE=$MS_ACCEL MS_ACCEL_WHY="MS_ACCEL=$MS_ACCEL"
+		MS_ACCEL_FORCED=1
+		return
+	fi
+	if [ -n "${MS_NO_KVM:-}" ]; then
+		MS_ACCEL_USE=tcg MS_ACCEL_WHY="MS_NO_KVM is set" MS_ACCEL_FORCED=1
+		return
+	fi
+	if [ ! -e "$MS_KVM_DEV" ] || [ ! -w "$MS_KVM_DEV" ]; then
+		MS_ACCEL_USE=tcg MS_ACCEL_WHY="no writable $MS_KVM_DEV"
+		return
+	fi
+	if [ -s "$MS_ACCEL_CACHE" ]; then
+		{ read -r verdict; read -r why; } <"$MS_ACCEL_CACHE"
+		if [ "$verdict" = kvm ] || [ "$verdict" = tcg ]; then
+			MS_ACCEL_USE=$verdict
+			MS_ACCEL_WHY="$why (cached in $MS_ACCEL_CACHE)"
+			return
+		fi
+	fi
+	if why=$(ms_accel_probe "$kernel"); then
+		MS_ACCEL_USE=kvm MS_ACCEL_WHY="a probe boot under KVM worked"
+	else
+		MS_ACCEL_USE=tcg MS_ACCEL_WHY=$why
+	fi
+	ms_accel_remember "$MS_ACCEL_USE" "$MS_ACCEL_WHY"
+}
+
+# ms_accel_remember VERDICT WHY: cache a verdict for this boot of the host
+# (written whole, so that two VMs starting at once never read half of it).
+ms_accel_remember() {
+	printf '%s\n%s\n' "$1" "$2" >"$MS_ACCEL_CACHE.$$" &&
+		mv -f "$MS_ACCEL_CACHE.$$" "$MS_ACCEL_CACHE"
+}
+
 # What counts as a kernel splat on a console log.
 MS_SPLAT_RE='(BUG:|WARNING:|Oops|general protection fault|KASAN:|UBSAN:|'
 MS_SPLAT_RE+='INFO: task .* blocked|INFO: possible|INFO: trying to register|'

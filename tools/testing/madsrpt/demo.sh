@@ -28,6 +28,11 @@ logs=$MS_BUILD/logs
 mkdir -p "$logs"
 # Old outputs must not be mistaken for this run's.
 rm -f "$logs"/demo-*.console "$logs"/demo-*.out "$logs"/demo-*.err
+# Decide the accelerator once, for both VMs, and say so.
+ms_stage_start "choose the QEMU accelerator"
+ms_accel_pick "$MS_BUILD/ours/arch/x86/boot/bzImage"
+echo "    $MS_ACCEL_USE ($MS_ACCEL_WHY)"
+ms_stage_end
 port=$((20000 + RANDOM % 20000))
 ms_stage_start "boot the target and initiator VMs (wire: 127.0.0.1:$port)"
 "$here/vm.sh" -t 1200 -n "listen:$port" -l "$logs/demo-target.console" \
@@ -81,6 +86,7 @@ echo "userspace:  targetcli-fb $(dpkg-query -W -f='${Version}' targetcli-fb)," \
 	"fio $(dpkg-query -W -f='${Version}' fio)"
 cat "$logs/demo-target.console.out" "$logs/demo-initiator.console.out" |
 	tr -d '\r' | sed -n 's/^REPORT /            /p'
+echo "qemu:       -accel $MS_ACCEL_USE ($MS_ACCEL_WHY)"
 echo "elapsed:    $(($(date +%s) - t_start))s"
 if [ $irc -eq 0 ] && [ $trc -eq 0 ]; then
 	echo "result:     PASS"

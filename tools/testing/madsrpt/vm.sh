@@ -21,6 +21,12 @@
 # (shown here and copied to the -o file); the console goes to the log.
 # Exit status: the script's, or 1 when the run timed out, the guest did not
 # report a status, or the console shows a kernel splat.
+#
+# The accelerator is KVM only when a probe boot under it worked on this
+# boot of the host (cached; see ms_accel_pick in common.sh), TCG otherwise;
+# a run that dies under KVM before the guest printed anything is booted
+# again under TCG.  MS_ACCEL=kvm|tcg overrides both.  vm.sh says on stderr
+# which one it used and why.
 
 set -euo pipefail
 
@@ -76,18 +82,13 @@ cmdline+=" ms_krel=$krel ms_mods=$obj/mods ms_harness=$here"
 cmdline+=" ms_script=$script ms_args=${args// /,}"
 [ -n "$interactive" ] && cmdline+=" ms_interactive=1"
 
-qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
-	-machine q35 -cpu max -m "$mem"
+# shellcheck disable=SC2207
+qemu=("$MS_QEMU" $(ms_qemu_machine) -m "$mem"
 	-smp "$cpus,sockets=$cpus,cores=1,threads=1"
 	-kernel "$kernel" -append "$cmdline"
 	-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
 	-device "virtio-9p-pci,fsdev=hostroot,mount_tag=/dev/root"
 	-device virtio-rng-pci)
-if [ -e /dev/kvm ] && [ -w /dev/kvm ] && [ -z "${MS_NO_KVM:-}" ]; then
-	qemu+=(-accel kvm -accel tcg)
-else
-	qemu+=(-accel tcg)
-fi
 if [ -n "$net" ]; then
 	# A deterministic MAC per side, so GIDs are stable across runs.
 	case "$net" in
@@ -99,14 +100,31 @@ if [ -n "$net" ]; then
 		-device "virtio-net-pci,netdev=wire,mac=$mac")
 fi
 
+[ -n "$interactive" ] || ms_lock
+ms_accel_pick "$kernel"
+echo "vm: $name: accelerator $MS_ACCEL_USE ($MS_ACCEL_WHY)" >&2
+
 if [ -n "$interactive" ]; then
-	exec "${qemu[@]}" -serial mon:stdio
+	exec "${qemu[@]}" -accel "$MS_ACCEL_USE" -serial mon:stdio
 fi
 
-ms_lock
-rc=0
-timeout --foreground -k 10 "$timeout" "${qemu[@]}" \
-	-serial "file:$log" -serial stdio </dev/null | tee "$out" || rc=$?
+# run ACCEL: one boot; its exit status in rc.
+run() {
+	rc=0
+	timeout --foreground -k 10 "$timeout" "${qemu[@]}" -accel "$1" \
+		-serial "file:$log" -serial stdio </dev/null | tee "$out" || rc=$?
+}
+
+run "$MS_ACCEL_USE"
+# QEMU dying under KVM before the guest printed a thing is the host's KVM
+# failing, not the test: say so, remember it and boot again under TCG.
+if [ "$MS_ACCEL_USE" = kvm ] && [ -z "$MS_ACCEL_FORCED" ] &&
+   [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && [ ! -s "$log" ]; then
+	echo "vm: $name: QEMU exited with status $rc under KVM before the guest printed anything; falling back to TCG" >&2
+	ms_accel_remember tcg "QEMU died under KVM before the guest printed anything (exit $rc)"
+	: >"$out"
+	run tcg
+fi
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 	echo "vm: $name: timed out after ${timeout}s" >&2
 	echo "not ok - $name: timed out after ${timeout}s" >>"$out"

@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# harness-accel: vm.sh picks an accelerator that really runs a guest.
+#
+# Runs on the host.  A fake qemu-system-x86_64 in front of the real one
+# plays a host whose /dev/kvm is writable but whose KVM aborts the moment
+# a vCPU starts (the "failed to set MSR" assertion seen on some machines),
+# or a host whose KVM works (it then runs the guest under TCG).  A trivial
+# guest script is booted with our kernel each time, and the fake's log of
+# the accelerators it was asked for shows what vm.sh did: probe, cache,
+# fallback when QEMU dies under KVM before the guest prints anything, and
+# the MS_ACCEL / MS_NO_KVM overrides.
+# runs-on: host
+# timeout: 600
+
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/common.sh"
+
+ms_lock
+work=$MS_BUILD/harness-accel
+rm -rf "$work"
+mkdir -p "$work"
+
+real_qemu=$(command -v qemu-system-x86_64) || ms_die "no qemu-system-x86_64"
+cat >"$work/qemu" <<EOF
+#!/bin/bash
+# Fake QEMU: FAKE_KVM=broken aborts under KVM as a broken host does;
+# FAKE_KVM=works runs a KVM guest under TCG instead.
+accel= prev=
+args=()
+for a in "\$@"; do
+	if [ "\$prev" = -accel ]; then
+		accel=\$a
+		[ "\$FAKE_KVM" = works ] && a=tcg
+	fi
+	args+=("\$a")
+	prev=\$a
+done
+echo "\$accel" >>"$work/accels"
+if [ "\$accel" = kvm ] && [ "\$FAKE_KVM" = broken ]; then
+	echo "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69" >&2
+	echo "qemu-system-x86_64: ../../target/i386/kvm/kvm.c:3183: kvm_buf_set_msrs: Assertion \\\`ret == cpu->kvm_msr_buf->nmsrs' failed." >&2
+	kill -ABRT \$\$
+fi
+exec "$real_qemu" "\${args[@]}"
+EOF
+chmod +x "$work/qemu"
+cat >"$work/guest.sh" <<'EOF'
+echo "ok - the guest ran"
+EOF
+: >"$work/kvm"
+
+# vmrun: boot the trivial guest through vm.sh with the fake QEMU; vm.sh's
+# status in $rc, its messages in $work/err, the accelerators asked for in
+# $accels (space separated).
+vmrun() {
+	: >"$work/accels"
+	rc=0
+	env -u MS_ACCEL -u MS_NO_KVM MS_QEMU="$work/qemu" \
+		MS_KVM_DEV="$work/kvm" MS_ACCEL_CACHE="$work/cache" "$@" \
+		"$here/vm.sh" -t 120 -m 512 -c 1 -l "$work/console" \
+		"$work/guest.sh" >"$work/out" 2>"$work/err" || rc=$?
+	accels=$(tr '\n' ' ' <"$work/accels")
+	accels=${accels% }
+}
+
+# point N DESC CONDITION...: one TAP point; on failure, what vm.sh said.
+point() {
+	local n=$1 desc=$2
+	shift 2
+	if "$@"; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc"
+		echo "# vm.sh exit $rc, accelerators asked for: '$accels'"
+		sed 's/^/# /' "$work/err" | tail -n 8
+	fi
+}
+
+said() {
+	grep -q "$1" "$work/err"
+}
+
+guest_ran() {
+	[ "$rc" -eq 0 ] && grep -q 'ok - the guest ran' "$work/out"
+}
+
+cached() {
+	[ "$(head -n 1 "$work/cache" 2>/dev/null)" = "$1" ]
+}
+
+echo "TAP version 13"
+echo "1..7"
+
+rm -f "$work/cache"
+vmrun env FAKE_KVM=broken
+point 1 "broken KVM: the probe fails, the guest runs under TCG, verdict cached" \
+	eval 'guest_ran && [ "$accels" = "kvm tcg" ] && said "accelerator tcg (KVM probe failed" && cached tcg'
+
+vmrun env FAKE_KVM=broken
+point 2 "broken KVM again: the cached verdict is used, no second probe" \
+	eval 'guest_ran && [ "$accels" = tcg ] && said "cached in"'
+
+printf 'kvm\nstale verdict\n' >"$work/cache"
+vmrun env FAKE_KVM=broken
+point 3 "KVM believed good but QEMU dies under it: fallback to TCG, cache corrected" \
+	eval 'guest_ran && [ "$accels" = "kvm tcg" ] && said "falling back to TCG" && cached tcg'
+
+rm -f "$work/cache"
+vmrun env FAKE_KVM=works
+point 4 "working KVM: the probe boots, the guest runs under KVM" \
+	eval 'guest_ran && [ "$accels" = "kvm kvm" ] && said "accelerator kvm (a probe boot" && cached kvm'
+
+rm -f "$work/cache"
+vmrun env FAKE_KVM=broken MS_ACCEL=tcg
+point 5 "MS_ACCEL=tcg: no probe, TCG" \
+	eval 'guest_ran && [ "$accels" = tcg ] && said "accelerator tcg (MS_ACCEL=tcg)"'
+
+vmrun env FAKE_KVM=broken MS_KVM_DEV=/nonexistent/kvm
+point 6 "no /dev/kvm: TCG without a probe" \
+	eval 'guest_ran && [ "$accels" = tcg ] && said "no writable /nonexistent/kvm"'
+
+vmrun env FAKE_KVM=broken MS_ACCEL=kvm
+point 7 "MS_ACCEL=kvm on a broken host: honoured, the run fails, no fallback" \
+	eval '[ "$rc" -ne 0 ] && [ "$accels" = kvm ] && ! said "falling back"'
