@@ -161,10 +161,13 @@ static int ib_mad_local_route(struct ib_mad_agent_private *priv, void *smp,
 	bool endpoint_permissive;
 	u32 drslid;
 
-	if (ib_mad_smp_route(smp, opa, &route))
+	if (ib_mad_smp_route(smp, opa, &route)) {
+		trace_ib_mad_handle_out_opa_smi(smp);
 		drslid = be32_to_cpu(((struct opa_smp *)smp)->route.dr.dr_slid);
-	else
+	} else {
+		trace_ib_mad_handle_out_ib_smi(smp);
 		drslid = be16_to_cpu(((struct ib_smp *)smp)->dr_slid);
+	}
 
 	/*
 	 * The directed part starts here when the LID-routed part before it

@@ -260,12 +260,14 @@ int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr)
 	wr->send_wr.wr.next = NULL;
 
 	spin_lock_irqsave(&q->lock, flags);
-	if (qp_info->port_priv->closing)
+	if (qp_info->port_priv->closing) {
 		ret = -ENODEV;
-	else if (q->count < q->max_active)
+	} else if (q->count < q->max_active) {
+		trace_ib_mad_ib_send_mad(wr, qp_info);
 		ret = ib_post_send(qp_info->qp, &wr->send_wr.wr, NULL);
-	else
+	} else {
 		list = &qp_info->overflow_list;
+	}
 	if (!ret) {
 		q->count++;
 		wr->repost_on_flush = false;
@@ -314,6 +316,7 @@ static bool ib_mad_repost_flushed(struct ib_mad_send_wr_private *wr)
 	spin_lock_irqsave(&qp_info->send_queue.lock, flags);
 	if (wr->repost_on_flush && !qp_info->port_priv->closing) {
 		wr->repost_on_flush = false;
+		trace_ib_mad_error_handler(wr, qp_info);
 		reposted = !ib_post_send(qp_info->qp, &wr->send_wr.wr, NULL);
 	}
 	spin_unlock_irqrestore(&qp_info->send_queue.lock, flags);
@@ -361,6 +364,8 @@ static void ib_mad_send_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (wc->status == IB_WC_WR_FLUSH_ERR && ib_mad_repost_flushed(wr))
 		return;
+	trace_ib_mad_send_done_agent(wr->mad_agent_priv);
+	trace_ib_mad_send_done_handler(wr, wc);
 	if (wc->status != IB_WC_SUCCESS) {
 		ib_mad_stat_inc(qp_info->port_priv, IB_MAD_STAT_SEND_ERR);
 		if (wc->status != IB_WC_WR_FLUSH_ERR &&
@@ -375,6 +380,7 @@ static void ib_mad_send_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
 		ib_mad_send_wc_done(wr, wc);
 		if (!next)
 			break;
+		trace_ib_mad_send_done_resend(next, qp_info);
 		ret = ib_post_send(qp_info->qp, &next->send_wr.wr, NULL);
 		if (!ret)
 			break;

@@ -114,6 +114,10 @@ static bool ib_mad_recv_dr_smp(struct ib_mad_qp_info *qp_info,
 	bool opa_smp;
 
 	opa_smp = ib_mad_smp_route(priv->mad, opa, &route);
+	if (opa_smp)
+		trace_ib_mad_handle_opa_smi((struct opa_smp *)priv->mad);
+	else
+		trace_ib_mad_handle_ib_smi((struct ib_smp *)priv->mad);
 	trace_ib_mad_smi_recv(port, priv->recv_wc.recv_buf.mad, *route.hop_ptr,
 			      route.hop_cnt);
 	if (ib_mad_smi_dr_recv(&route, is_switch, port_num,
@@ -311,6 +315,7 @@ static void ib_mad_recv_process(struct ib_mad_qp_info *qp_info,
 
 	agent = ib_mad_find_agent(port, hdr);
 	if (agent) {
+		trace_ib_mad_recv_done_agent(agent);
 		ib_mad_deliver(agent, &priv->recv_wc);
 		return;
 	}
@@ -350,6 +355,8 @@ void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		ib_mad_recv_priv_free(priv);
 		return;
 	}
+	trace_ib_mad_recv_done_handler(qp_info, wc,
+				       (const struct ib_mad_hdr *)priv->mad);
 	trace_ib_mad_recv(port, qp_info->qp->qp_num, wc,
 			  (const struct ib_mad_hdr *)priv->mad);
 	ib_mad_recv_process(qp_info, priv, opa);

@@ -735,6 +735,7 @@ struct ib_mad_agent *ib_register_mad_agent(struct ib_device *device,
 		goto err_security_cleanup;
 	}
 	trace_ib_mad_agent_register(priv);
+	trace_ib_mad_create_agent(priv);
 	return &priv->agent;
 
 err_security_cleanup:
@@ -766,6 +767,7 @@ void ib_unregister_mad_agent(struct ib_mad_agent *mad_agent)
 	unsigned long flags;
 
 	trace_ib_mad_agent_unregister(priv);
+	trace_ib_mad_unregister_agent(priv);
 	ib_mad_agent_unpublish(port, priv);
 	spin_lock_irqsave(&priv->lock, flags);
 	priv->dying = true;
