@@ -1232,9 +1232,10 @@ void ib_unregister_mad_agent(struct ib_mad_agent *mad_agent);
  * &ib_mad_send_buf.mad and the data in the segments returned by
  * ib_get_rmpp_segment().  When the class data does not fill the last
  * segment, the buffer must include room for the padding (which
- * ib_create_send_mad() allocates).  The amount transferred is told by the
- * paylen_newwin field of the RMPP header: class header size plus the
- * class data being transferred, in network byte order.
+ * ib_create_send_mad() allocates).  For an agent doing kernel RMPP the
+ * caller does not set paylen_newwin: the MAD layer writes the RMPP header
+ * of every segment it sends, paylen_newwin included (the whole payload in
+ * the first segment, the segment's own payload in the last, 0 between).
  *
  * Context: Any context, including atomic context and with spinlocks held.
  * Never sleeps.
