@@ -459,7 +459,8 @@ static int srpt_ch_try_create(struct srpt_rdma_ch *ch, u32 sq_size)
 		return ret;
 	}
 	/* Keep two slots for the live and drain zero-length writes. */
-	atomic_set(&ch->sq_wr_avail, init.cap.max_send_wr - 2);
+	ch->sq_wr_max = init.cap.max_send_wr - 2;
+	atomic_set(&ch->sq_wr_avail, ch->sq_wr_max);
 	return 0;
 }
 

@@ -132,6 +132,8 @@ static int srpt_parse_indirect(const struct srp_cmd *cmd, u32 iu_len,
 	}
 	if (total != be32_to_cpu(idb->len))
 		return -EINVAL;
+	if (total > SRPT_MAX_DATA_LEN)
+		return -EMSGSIZE;
 	info->descs = idb->desc_list;
 	info->n_desc = n;
 	info->data_len = total;
@@ -169,11 +171,14 @@ static int srpt_parse_imm(const struct srp_cmd *cmd, u32 iu_len, u32 off,
  * descriptors, indirect tables held completely in the IU and immediate data
  * are supported; every offset, count and length is checked against the IU.
  * Bidirectional commands, zero-length descriptors and indirect tables whose
- * total does not match the sum of their entries are rejected.
+ * total does not match the sum of their entries are rejected, and so are
+ * transfers over %SRPT_MAX_DATA_LEN bytes, before anything is allocated for
+ * them.
  *
  * Context: any context.
- * Return: 0, -EINVAL for a malformed IU or -EOPNOTSUPP for an indirect table
- * that is not part of the IU.
+ * Return: 0, -EINVAL for a malformed IU, -EMSGSIZE for a transfer over
+ * %SRPT_MAX_DATA_LEN or -EOPNOTSUPP for an indirect table that is not part
+ * of the IU.
  */
 VISIBLE_IF_KUNIT int srpt_parse_desc_tbl(const struct srp_cmd *cmd,
 					 u32 iu_len, u16 imm_data_offset,
@@ -213,6 +218,8 @@ VISIBLE_IF_KUNIT int srpt_parse_desc_tbl(const struct srp_cmd *cmd,
 
 		if ((u64)off + sizeof(*db) > iu_len || !be32_to_cpu(db->len))
 			return -EINVAL;
+		if (be32_to_cpu(db->len) > SRPT_MAX_DATA_LEN)
+			return -EMSGSIZE;
 		info->descs = db;
 		info->n_desc = 1;
 		info->data_len = be32_to_cpu(db->len);
@@ -255,37 +262,47 @@ void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx)
 	ioctx->n_rdma = 0;
 }
 
-/* Allocate local pages and an rdma_rw context for each remote buffer. */
+/*
+ * Allocate local pages for the first @len bytes of the remote buffers of
+ * @info and an rdma_rw context for each remote buffer they reach. Remote
+ * memory past @len gets neither pages nor work requests. The per-buffer
+ * lists are chained into one, returned in @sg and @sg_cnt.
+ */
 static int srpt_alloc_rw_ctxs(struct srpt_send_ioctx *ioctx,
-			      const struct srpt_desc_info *info,
-			      struct scatterlist **sg, unsigned int *sg_cnt)
+			      const struct srpt_desc_info *info, u32 len,
+			      bool zero, struct scatterlist **sg,
+			      unsigned int *sg_cnt)
 {
 	struct srpt_rdma_ch *ch = ioctx->ch;
 	struct scatterlist *prev = NULL;
 	unsigned int prev_nents = 0;
-	u32 i;
+	u32 i, n, left;
 	int ret;
+
+	for (n = 0, left = len; left && n < info->n_desc; n++)
+		left -= min(left, be32_to_cpu(info->descs[n].len));
+	if (WARN_ON_ONCE(left || !n))
+		return -EINVAL;
 
 	ioctx->rw_dir = info->dir == DMA_TO_DEVICE ? DMA_FROM_DEVICE :
 						     DMA_TO_DEVICE;
-	if (info->n_desc == 1) {
+	if (n == 1) {
 		ioctx->rw_ctxs = &ioctx->s_rw_ctx;
 	} else {
-		ioctx->rw_ctxs = kmalloc_array(info->n_desc,
-					       sizeof(*ioctx->rw_ctxs),
+		ioctx->rw_ctxs = kmalloc_array(n, sizeof(*ioctx->rw_ctxs),
 					       GFP_KERNEL);
 		if (!ioctx->rw_ctxs)
 			return -ENOMEM;
 	}
 
-	for (i = 0; i < info->n_desc; i++) {
+	for (i = 0, left = len; i < n; i++) {
 		const struct srp_direct_buf *db = &info->descs[i];
 		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
+		u32 part = min(left, be32_to_cpu(db->len));
 
 		/* All but the last list get a spare entry to chain with. */
-		ret = target_alloc_sgl(&ctx->sg, &ctx->nents,
-				       be32_to_cpu(db->len), false,
-				       i < info->n_desc - 1);
+		ret = target_alloc_sgl(&ctx->sg, &ctx->nents, part, zero,
+				       i < n - 1);
 		if (ret)
 			goto err_free;
 		ret = rdma_rw_ctx_init(&ctx->rw, ch->qp, ch->sport->port,
@@ -298,6 +315,7 @@ static int srpt_alloc_rw_ctxs(struct srpt_send_ioctx *ioctx,
 		}
 		ioctx->n_rdma += ret;
 		ioctx->n_rw_ctx++;
+		left -= part;
 
 		if (prev) {
 			sg_unmark_end(&prev[prev_nents - 1]);
@@ -317,52 +335,67 @@ err_free:
 }
 
 /**
- * srpt_get_desc_tbl - parse an SRP_CMD's descriptors and prepare its data
- * @recv_ioctx: receive context holding the SRP_CMD.
- * @ioctx: the command's context.
- * @srp_cmd: the request.
- * @info: the parsed descriptors.
- * @sg: the command's data scatterlist, or NULL if it moves no data.
- * @sg_cnt: number of entries in @sg.
+ * srpt_map_data - give a command local buffers for its RDMA transfer
+ * @ioctx: the command, its CDB parsed by LIO.
+ * @info: the parsed data descriptors of its SRP_CMD.
  *
- * For direct and indirect descriptors local pages are allocated and rdma_rw
- * contexts prepared; immediate data is used where it lies, in which case
- * the receive buffer stays with the command until it is released.
+ * Runs after target_submit_prep(), when cmd->data_length holds what the
+ * command really moves: for a read whose CDB asks for less than the
+ * descriptors describe, LIO has cut it to the CDB's length and counts the
+ * rest as residual. Pages and RDMA work requests cover only that length,
+ * so the initiator's buffer past the data is never written. Pages of
+ * commands that are not READ or WRITE of the medium are zeroed, as LIO
+ * does for the buffers it allocates, so that a response shorter than
+ * data_length sends zeroes rather than old memory. A transfer needing more
+ * work requests than the channel's send queue holds is refused. The list
+ * is then handed to LIO the way target_submit_prep() records a fabric's
+ * list.
  *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL or -EOPNOTSUPP for a request that must be answered
- * with CHECK CONDITION, or -ENOMEM and other errors of rdma_rw for which
- * the initiator should retry later.
+ * Return: TCM_NO_SENSE, or the sense with which LIO must fail the command.
  */
-static int srpt_get_desc_tbl(struct srpt_recv_ioctx *recv_ioctx,
-			     struct srpt_send_ioctx *ioctx,
-			     const struct srp_cmd *srp_cmd,
-			     struct srpt_desc_info *info,
-			     struct scatterlist **sg, unsigned int *sg_cnt)
+static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
+				    const struct srpt_desc_info *info)
 {
+	struct se_cmd *cmd = &ioctx->cmd;
+	struct scatterlist *sg = NULL;
+	unsigned int sg_cnt = 0;
 	int ret;
 
-	*sg = NULL;
-	*sg_cnt = 0;
-	ret = srpt_parse_desc_tbl(srp_cmd, recv_ioctx->byte_len,
-				  ioctx->ch->imm_data_offset, info);
-	if (ret)
-		return ret;
+	if (info->fmt != SRP_DATA_DESC_DIRECT &&
+	    info->fmt != SRP_DATA_DESC_INDIRECT)
+		return TCM_NO_SENSE;
+	if (!cmd->data_length)
+		return TCM_NO_SENSE;
+	/* LIO refuses an overflow into a list a fabric allocated too. */
+	if (cmd->se_cmd_flags & SCF_OVERFLOW_BIT)
+		return TCM_INVALID_CDB_FIELD;
+	if (WARN_ON_ONCE(cmd->data_length > info->data_len))
+		return TCM_INVALID_FIELD_IN_COMMAND_IU;
 
-	switch (info->fmt) {
-	case SRP_DATA_DESC_DIRECT:
-	case SRP_DATA_DESC_INDIRECT:
-		return srpt_alloc_rw_ctxs(ioctx, info, sg, sg_cnt);
-	case SRP_DATA_DESC_IMM:
-		sg_init_one(&ioctx->imm_sg, (void *)srp_cmd + info->imm_offset,
-			    info->data_len);
-		ioctx->recv_ioctx = recv_ioctx;
-		*sg = &ioctx->imm_sg;
-		*sg_cnt = 1;
-		return 0;
-	default:
-		return 0;
+	ret = srpt_alloc_rw_ctxs(ioctx, info, cmd->data_length,
+				 !(cmd->se_cmd_flags & SCF_SCSI_DATA_CDB),
+				 &sg, &sg_cnt);
+	if (ret) {
+		pr_debug("%s: tag %#llx: no buffers for %u bytes (%d)\n",
+			 ioctx->ch->sess_name, cmd->tag, cmd->data_length, ret);
+		return TCM_LUN_BUSY;
 	}
+	/*
+	 * Its work requests and the response must fit in the send queue at
+	 * once, or posting them would fail on every retry.
+	 */
+	if (ioctx->n_rdma + 1 > ioctx->ch->sq_wr_max) {
+		pr_debug("%s: tag %#llx: %u work requests, the send queue holds %u\n",
+			 ioctx->ch->sess_name, cmd->tag, ioctx->n_rdma + 1,
+			 ioctx->ch->sq_wr_max);
+		srpt_free_rw_ctxs(ioctx->ch, ioctx);
+		return TCM_INVALID_FIELD_IN_COMMAND_IU;
+	}
+	cmd->t_data_sg = sg;
+	cmd->t_data_nents = sg_cnt;
+	cmd->se_cmd_flags |= SCF_PASSTHROUGH_SG_TO_MEM_NOALLOC;
+	return TCM_NO_SENSE;
 }
 
 static int srpt_task_attr(u8 srp_attr)
@@ -388,6 +421,8 @@ static int srpt_task_attr(u8 srp_attr)
  * Hands the command to LIO. A request with malformed descriptors is
  * answered with CHECK CONDITION, ILLEGAL REQUEST / INVALID FIELD IN COMMAND
  * INFORMATION UNIT; one that cannot get memory for its data with BUSY.
+ * Immediate data is handed to LIO with the CDB; buffers for RDMA are only
+ * allocated once LIO has parsed the CDB (srpt_map_data()).
  *
  * Context: CQ context; may sleep.
  * Return: true if the command keeps @recv_ioctx for its immediate data
@@ -402,20 +437,27 @@ static bool srpt_handle_cmd(struct srpt_rdma_ch *ch,
 				  recv_ioctx->ioctx.offset;
 	struct se_cmd *cmd = &send_ioctx->cmd;
 	struct srpt_desc_info info;
-	struct scatterlist *sg;
-	unsigned int sg_cnt;
+	struct scatterlist *sg = NULL;
+	unsigned int sg_cnt = 0;
+	sense_reason_t sense;
 	bool keep_recv;
 	int attr, ret;
 
 	cmd->tag = srp_cmd->tag;
 	attr = srpt_task_attr(srp_cmd->task_attr);
-	ret = srpt_get_desc_tbl(recv_ioctx, send_ioctx, srp_cmd, &info, &sg,
-				&sg_cnt);
+	ret = srpt_parse_desc_tbl(srp_cmd, recv_ioctx->byte_len,
+				  ch->imm_data_offset, &info);
 	if (ret) {
 		pr_debug("%s: tag %#llx: descriptors rejected (%d)\n",
 			 ch->sess_name, srp_cmd->tag, ret);
 		info.data_len = 0;
 		info.dir = DMA_NONE;
+	} else if (info.fmt == SRP_DATA_DESC_IMM) {
+		sg_init_one(&send_ioctx->imm_sg,
+			    (void *)srp_cmd + info.imm_offset, info.data_len);
+		send_ioctx->recv_ioctx = recv_ioctx;
+		sg = &send_ioctx->imm_sg;
+		sg_cnt = 1;
 	}
 	keep_recv = send_ioctx->recv_ioctx == recv_ioctx;
 
@@ -426,25 +468,23 @@ static bool srpt_handle_cmd(struct srpt_rdma_ch *ch,
 		target_send_busy(cmd);
 		return keep_recv;
 	}
-
-	switch (ret) {
-	case 0:
-		break;
-	case -EINVAL:
-	case -EOPNOTSUPP:
+	if (ret) {
 		transport_send_check_condition_and_sense
 			(cmd, TCM_INVALID_FIELD_IN_COMMAND_IU, 0);
 		target_put_sess_cmd(cmd);
 		return false;
-	default:
-		target_send_busy(cmd);
-		target_put_sess_cmd(cmd);
-		return false;
 	}
 
-	if (!target_submit_prep(cmd, srp_cmd->cdb, sg, sg_cnt, NULL, 0, NULL,
-				0, GFP_KERNEL))
-		target_submit(cmd);
+	/* On failure LIO has answered the command and owns it. */
+	if (target_submit_prep(cmd, srp_cmd->cdb, sg, sg_cnt, NULL, 0, NULL,
+			       0, GFP_KERNEL))
+		return keep_recv;
+	sense = srpt_map_data(send_ioctx, &info);
+	if (sense) {
+		transport_generic_request_failure(cmd, sense);
+		return keep_recv;
+	}
+	target_submit(cmd);
 	return keep_recv;
 }
 

@@ -240,6 +240,39 @@ static u32 b_imm_overlap(struct srp_cmd *c)
 	return IMM_OFF + 16;
 }
 
+static u32 b_direct_max(struct srp_cmd *c)
+{
+	b_direct_in(c);
+	put_db((void *)c->add_data, 0x1000, 7, SRPT_MAX_DATA_LEN);
+	return CMD_LEN + DB_LEN;
+}
+
+static u32 b_direct_over_max(struct srp_cmd *c)
+{
+	b_direct_in(c);
+	put_db((void *)c->add_data, 0x1000, 7, SRPT_MAX_DATA_LEN + 1);
+	return CMD_LEN + DB_LEN;
+}
+
+static u32 b_direct_4g(struct srp_cmd *c)
+{
+	b_direct_out(c);
+	put_db((void *)c->add_data, 0x1000, 7, 0xffffffff);
+	return CMD_LEN + DB_LEN;
+}
+
+static u32 b_indirect_max(struct srp_cmd *c)
+{
+	return put_indirect(c, 2, 2, SRPT_MAX_DATA_LEN / 2, SRPT_MAX_DATA_LEN);
+}
+
+static u32 b_indirect_over_max(struct srp_cmd *c)
+{
+	/* Each entry is allowed, their sum is not. */
+	return put_indirect(c, 3, 3, SRPT_MAX_DATA_LEN / 2,
+			    3 * (SRPT_MAX_DATA_LEN / 2));
+}
+
 static const struct desc_case desc_cases[] = {
 	{ "no data", b_no_data, 0, 0, DMA_NONE, SRP_NO_DATA_DESC, 0, 0 },
 	{ "direct out", b_direct_out, 0, 0, DMA_TO_DEVICE,
@@ -277,6 +310,14 @@ static const struct desc_case desc_cases[] = {
 	{ "immediate length overflows", b_imm_huge, IMM_OFF, -EINVAL },
 	{ "immediate descriptor overlaps data", b_imm_overlap, IMM_OFF,
 	  -EINVAL },
+	{ "direct of the largest transfer", b_direct_max, 0, 0,
+	  DMA_FROM_DEVICE, SRP_DATA_DESC_DIRECT, SRPT_MAX_DATA_LEN, 1 },
+	{ "direct over the largest transfer", b_direct_over_max, 0, -EMSGSIZE },
+	{ "direct of 4 GiB - 1", b_direct_4g, 0, -EMSGSIZE },
+	{ "indirect of the largest transfer", b_indirect_max, 0, 0,
+	  DMA_TO_DEVICE, SRP_DATA_DESC_INDIRECT, SRPT_MAX_DATA_LEN, 2 },
+	{ "indirect over the largest transfer", b_indirect_over_max, 0,
+	  -EMSGSIZE },
 };
 
 static void desc_case_desc(const struct desc_case *c, char *desc)

@@ -55,6 +55,11 @@ enum {
 	SRPT_MAX_SRQ_SIZE	= 65535,
 	SRPT_MAX_RDMA_SIZE	= 1U << 24,
 	SRPT_DEF_RDMA_SIZE	= 65536,
+	/*
+	 * Largest data transfer of one SRP_CMD, whatever its descriptors:
+	 * the top of the srp_max_rdma_size range.
+	 */
+	SRPT_MAX_DATA_LEN	= SRPT_MAX_RDMA_SIZE,
 	SRPT_MAX_RSP_SIZE	= 1024,
 	SRPT_MIN_RSP_SIZE	= sizeof(struct srp_rsp) + 4,
 	SRPT_DEF_RSP_SIZE	= 256,
@@ -244,6 +249,7 @@ enum srpt_ch_state {
  * @max_rsp_size: size of each response buffer.
  * @max_ti_iu_len: largest IU the initiator accepts from us.
  * @sq_wr_avail: send queue slots not in use.
+ * @sq_wr_max: send queue slots in all, the value @sq_wr_avail starts at.
  * @req_lim: credits the initiator holds.
  * @req_lim_delta: credits to return with the next response.
  * @imm_data_offset: offset of immediate data in SRP_CMD, 0 if not supported.
@@ -281,6 +287,7 @@ struct srpt_rdma_ch {
 	u32			max_rsp_size;
 	u32			max_ti_iu_len;
 	atomic_t		sq_wr_avail;
+	u32			sq_wr_max;
 	atomic_t		req_lim;
 	atomic_t		req_lim_delta;
 	u16			imm_data_offset;

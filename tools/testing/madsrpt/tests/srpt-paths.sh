@@ -11,6 +11,11 @@
 #   - LUN reset and host reset during reads (TMF, re-login with SINGLE
 #     channel action)
 #     followed by working I/O
+#   - srp_sq_size=16: commands whose RDMA needs more work requests than
+#     the send queue holds are refused at once, small ones still work
+#   - progs/srp_resid.c: reads into a 4 KiB buffer that return less (INQUIRY
+#     with allocation length 36, READ of one block) report the residual and
+#     leave the rest of the buffer alone; no old target memory is sent
 #   - "rdma link del" with a logged-in initiator tears down without a hang
 # timeout: 900
 
@@ -20,7 +25,7 @@ cfs=/sys/kernel/config/target
 addr=10.13.0.1
 dev=rxe-veth0
 
-tap_plan 24
+tap_plan 33
 tap_check "rxe on veth0" ms_rxe_veth veth0 $addr/24
 modprobe ib_srpt
 modprobe target_core_file
@@ -35,6 +40,7 @@ truncate -s 64M $lunfile
 
 tap_check "srpt target $wwn with a LUN, no ACL yet" \
 	ms_srpt_target $wwn $lunfile $((64 << 20)) 5556
+tap_check "build progs/srp_resid.c" ms_build_prog srp_resid
 
 attrs() {
 	local a=$tpg/attrib
@@ -127,10 +133,40 @@ tap_check "host reset (sg_reset -H) during reads" reset_during_io -H
 tap_check "I/O after host reset" ms_wait 30 verify 64k 8 60
 tap_check "logout" ms_srp_logout
 
+# refused r|w: a 512 KiB direct read or write, 128 descriptors of one page
+# each, needs more work requests than a 16-entry send queue holds.  It must
+# fail at once (a CHECK CONDITION), within less than the 30 s in which the
+# SCSI timeout would start error handling for a command the target dropped.
+refused() {
+	local disk=$(ms_srp_disk) rc=0
+	if [ "$1" = r ]; then
+		timeout 20 dd if=/dev/$disk of=/dev/null bs=512k count=1 \
+			iflag=direct status=none || rc=$?
+	else
+		timeout 20 dd if=/dev/zero of=/dev/$disk bs=512k count=1 \
+			seek=40 oflag=direct status=none || rc=$?
+	fi
+	echo "dd exit status $rc"
+	[ $rc -ne 0 ] && [ $rc -ne 124 ]
+}
+echo 16 >$tpg/attrib/srp_sq_size
+tap_check "login with srp_sq_size=16" login ""
+tap_check "srp_sq_size=16: 512 KiB read in 128 descriptors refused" refused r
+tap_check "srp_sq_size=16: 512 KiB write in 128 descriptors refused" refused w
+tap_check "srp_sq_size=16: 4 KiB I/O verified" verify 4k 4 300
+tap_check "logout" ms_srp_logout
+echo 4096 >$tpg/attrib/srp_sq_size
+
 modprobe -r ib_srp
 modprobe ib_srp cmd_sg_entries=1 never_register=1
 tap_check "login, cmd_sg_entries=1 (direct descriptors)" login ""
 tap_check "direct: 1 MiB in 256 KiB blocks verified" verify 256k 4 16
+tap_check "INQUIRY of 36 bytes into 4 KiB: residual, rest untouched" \
+	/tmp/srp_resid inquiry /dev/$(ms_srp_disk)
+tap_check "READ(10) of 1 block into 4 KiB: residual, rest untouched" \
+	/tmp/srp_resid read /dev/$(ms_srp_disk)
+tap_check "INQUIRY into 4 KiB after a READ: no old target memory sent" \
+	/tmp/srp_resid stale /dev/$(ms_srp_disk)
 
 removal() {
 	(dd if=/dev/$(ms_srp_disk) of=/dev/null bs=64k count=2000 iflag=direct \
