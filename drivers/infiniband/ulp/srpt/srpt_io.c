@@ -21,6 +21,7 @@
 #include <linux/kernel.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <scsi/scsi_common.h>
 #include <scsi/scsi_proto.h>
 #include <scsi/scsi_tcq.h>
 #include <target/target_core_base.h>
@@ -167,13 +168,13 @@ static int srpt_parse_imm(const struct srp_cmd *cmd, u32 iu_len, u32 off,
  * @info: the result.
  *
  * The descriptor follows the CDB and the additional CDB (whose length is
- * the ADDITIONAL CDB LENGTH field with its two reserved bits masked). Direct
- * descriptors, indirect tables held completely in the IU and immediate data
- * are supported; every offset, count and length is checked against the IU.
- * Bidirectional commands, zero-length descriptors and indirect tables whose
- * total does not match the sum of their entries are rejected, and so are
- * transfers over %SRPT_MAX_DATA_LEN bytes, before anything is allocated for
- * them.
+ * the ADDITIONAL CDB LENGTH field with its two reserved bits masked); a
+ * variable-length CDB must fit in the two. Direct descriptors, indirect
+ * tables held completely in the IU and immediate data are supported; every
+ * offset, count and length is checked against the IU. Bidirectional
+ * commands, zero-length descriptors and indirect tables whose total does
+ * not match the sum of their entries are rejected, and so are transfers
+ * over %SRPT_MAX_DATA_LEN bytes, before anything is allocated for them.
  *
  * Context: any context.
  * Return: 0, -EINVAL for a malformed IU, -EMSGSIZE for a transfer over
@@ -193,6 +194,9 @@ VISIBLE_IF_KUNIT int srpt_parse_desc_tbl(const struct srp_cmd *cmd,
 		return -EINVAL;
 	off = sizeof(*cmd) + (cmd->add_cdb_len & ~3);
 	if (off > iu_len)
+		return -EINVAL;
+	/* LIO reads a variable-length CDB as long as its own header says. */
+	if (scsi_command_size(cmd->cdb) > off - offsetof(struct srp_cmd, cdb))
 		return -EINVAL;
 
 	out_fmt = cmd->buf_fmt >> 4;
@@ -513,8 +517,8 @@ static int srpt_tmf_to_tcm(u8 fn)
  * @send_ioctx: context for the response.
  *
  * Passes the function to LIO's TMR path; LIO answers unknown functions as
- * not supported. A request that is too short, or that LIO cannot accept,
- * is answered here with FUNCTION FAILED.
+ * not supported. A request that LIO cannot accept is answered here with
+ * FUNCTION FAILED. srpt_iu_opcode() has checked the length.
  *
  * Context: CQ context; may sleep.
  */
@@ -526,12 +530,6 @@ static void srpt_handle_tsk_mgmt(struct srpt_rdma_ch *ch,
 				   recv_ioctx->ioctx.offset;
 	int ret;
 
-	if (recv_ioctx->byte_len < sizeof(*tsk)) {
-		srpt_send_local_tmf_rsp(ch, send_ioctx, SRPT_TMF_FAILED,
-					recv_ioctx->byte_len >= 16 ?
-					tsk->tag : 0);
-		return;
-	}
 	srpt_set_cmd_state(send_ioctx, SRPT_STATE_MGMT);
 	send_ioctx->cmd.tag = tsk->tag;
 	ret = target_submit_tmr(&send_ioctx->cmd, ch->sess, NULL,
@@ -557,13 +555,67 @@ static void srpt_handle_i_logout(struct srpt_rdma_ch *ch)
 	mutex_unlock(&sport->mutex);
 }
 
-/* An IU the target never expects: the initiator broke the protocol. */
-static void srpt_handle_bad_iu(struct srpt_rdma_ch *ch, u8 opcode)
+/*
+ * An IU the target never expects, or one too short for its type: the
+ * initiator broke the protocol.
+ */
+static void srpt_handle_bad_iu(struct srpt_rdma_ch *ch, const u8 *iu,
+			       u32 len)
 {
-	pr_warn_ratelimited("%s: unexpected IU opcode %#x, disconnecting\n",
-			    ch->sess_name, opcode);
+	if (len)
+		pr_warn_ratelimited("%s: unexpected IU (opcode %#x, %u bytes), disconnecting\n",
+				    ch->sess_name, iu[0], len);
+	else
+		pr_warn_ratelimited("%s: empty IU, disconnecting\n",
+				    ch->sess_name);
 	srpt_handle_i_logout(ch);
 }
+
+/**
+ * srpt_iu_opcode - the opcode of a received IU that is long enough
+ * @iu: the received bytes.
+ * @len: how many were received.
+ *
+ * Nothing of an IU is read before its length is known to cover it: the
+ * opcode needs one byte, and each IU the target handles needs its fixed
+ * part (a receive buffer keeps the bytes of the IU before it, so reading
+ * past @len would act on old data).
+ *
+ * Context: any context.
+ * Return: the opcode, also for IUs of types the target does not handle,
+ * or -EINVAL if @len is 0 or shorter than the fixed part of the IU's type.
+ */
+VISIBLE_IF_KUNIT int srpt_iu_opcode(const void *iu, u32 len)
+{
+	u8 opcode;
+	u32 need;
+
+	if (!len)
+		return -EINVAL;
+	opcode = *(const u8 *)iu;
+	switch (opcode) {
+	case SRP_CMD:
+		need = sizeof(struct srp_cmd);
+		break;
+	case SRP_TSK_MGMT:
+		need = sizeof(struct srp_tsk_mgmt);
+		break;
+	case SRP_I_LOGOUT:
+		need = sizeof(struct srp_i_logout);
+		break;
+	case SRP_CRED_RSP:
+		need = sizeof(struct srp_cred_rsp);
+		break;
+	case SRP_AER_RSP:
+		need = sizeof(struct srp_aer_rsp);
+		break;
+	default:
+		need = 1;
+		break;
+	}
+	return len < need ? -EINVAL : opcode;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_iu_opcode);
 
 /**
  * srpt_repost_recv - give a receive buffer back to the HCA
@@ -609,8 +661,9 @@ static bool srpt_handle_new_iu(struct srpt_rdma_ch *ch,
 			       struct srpt_recv_ioctx *recv_ioctx)
 {
 	struct srpt_send_ioctx *send_ioctx = NULL;
+	const u8 *iu = recv_ioctx->ioctx.buf + recv_ioctx->ioctx.offset;
 	bool keep_recv = false;
-	u8 opcode;
+	int opcode;
 
 	if (unlikely(READ_ONCE(ch->state) == CH_CONNECTING))
 		return srpt_defer_iu(ch, recv_ioctx);
@@ -621,7 +674,7 @@ static bool srpt_handle_new_iu(struct srpt_rdma_ch *ch,
 				   recv_ioctx->ioctx.dma,
 				   recv_ioctx->ioctx.offset + srp_max_req_size,
 				   DMA_FROM_DEVICE);
-	opcode = *(u8 *)(recv_ioctx->ioctx.buf + recv_ioctx->ioctx.offset);
+	opcode = srpt_iu_opcode(iu, recv_ioctx->byte_len);
 	if (opcode == SRP_CMD || opcode == SRP_TSK_MGMT) {
 		send_ioctx = srpt_get_send_ioctx(ch);
 		if (unlikely(!send_ioctx))
@@ -645,7 +698,7 @@ static bool srpt_handle_new_iu(struct srpt_rdma_ch *ch,
 		pr_debug("%s: ignoring IU %#x\n", ch->sess_name, opcode);
 		break;
 	default:
-		srpt_handle_bad_iu(ch, opcode);
+		srpt_handle_bad_iu(ch, iu, recv_ioctx->byte_len);
 		break;
 	}
 

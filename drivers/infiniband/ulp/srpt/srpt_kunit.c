@@ -273,6 +273,30 @@ static u32 b_indirect_over_max(struct srp_cmd *c)
 			    3 * (SRPT_MAX_DATA_LEN / 2));
 }
 
+/* A 32-byte variable-length CDB (ADDITIONAL CDB LENGTH 24 in byte 7). */
+static u32 b_varlen_cdb(struct srp_cmd *c)
+{
+	c->cdb[0] = VARIABLE_LENGTH_CMD;
+	c->cdb[7] = 24;
+	c->add_cdb_len = 16;
+	return CMD_LEN + 16;
+}
+
+static u32 b_varlen_cdb_past_add_cdb(struct srp_cmd *c)
+{
+	b_varlen_cdb(c);
+	c->add_cdb_len = 12;
+	return CMD_LEN + 12;
+}
+
+static u32 b_varlen_cdb_no_add_cdb(struct srp_cmd *c)
+{
+	/* The CDB's own length would make LIO read 260 bytes. */
+	c->cdb[0] = VARIABLE_LENGTH_CMD;
+	c->cdb[7] = 252;
+	return CMD_LEN;
+}
+
 static const struct desc_case desc_cases[] = {
 	{ "no data", b_no_data, 0, 0, DMA_NONE, SRP_NO_DATA_DESC, 0, 0 },
 	{ "direct out", b_direct_out, 0, 0, DMA_TO_DEVICE,
@@ -318,6 +342,12 @@ static const struct desc_case desc_cases[] = {
 	  DMA_TO_DEVICE, SRP_DATA_DESC_INDIRECT, SRPT_MAX_DATA_LEN, 2 },
 	{ "indirect over the largest transfer", b_indirect_over_max, 0,
 	  -EMSGSIZE },
+	{ "variable-length CDB in additional CDB", b_varlen_cdb, 0, 0,
+	  DMA_NONE, SRP_NO_DATA_DESC, 0, 0 },
+	{ "variable-length CDB past additional CDB", b_varlen_cdb_past_add_cdb,
+	  0, -EINVAL },
+	{ "variable-length CDB without additional CDB",
+	  b_varlen_cdb_no_add_cdb, 0, -EINVAL },
 };
 
 static void desc_case_desc(const struct desc_case *c, char *desc)
@@ -358,6 +388,56 @@ static void srpt_test_desc_tbl(struct kunit *test)
 	}
 	if (c->fmt == SRP_DATA_DESC_IMM)
 		KUNIT_EXPECT_EQ(test, info.imm_offset, (u32)c->imm_off);
+}
+
+/* ------------------------------------------------------------------ */
+/* Received IU lengths                                                 */
+/* ------------------------------------------------------------------ */
+
+struct iu_case {
+	const char *name;
+	u8 opcode;
+	u32 len;
+	int ret;
+};
+
+static const struct iu_case iu_cases[] = {
+	{ "empty", SRP_CMD, 0, -EINVAL },
+	{ "SRP_CMD one byte short", SRP_CMD, CMD_LEN - 1, -EINVAL },
+	{ "SRP_CMD without descriptors", SRP_CMD, CMD_LEN, SRP_CMD },
+	{ "SRP_TSK_MGMT with only its tag", SRP_TSK_MGMT, 16, -EINVAL },
+	{ "SRP_TSK_MGMT", SRP_TSK_MGMT, sizeof(struct srp_tsk_mgmt),
+	  SRP_TSK_MGMT },
+	{ "SRP_I_LOGOUT one byte short", SRP_I_LOGOUT, 15, -EINVAL },
+	{ "SRP_I_LOGOUT", SRP_I_LOGOUT, sizeof(struct srp_i_logout),
+	  SRP_I_LOGOUT },
+	{ "SRP_CRED_RSP one byte short", SRP_CRED_RSP, 15, -EINVAL },
+	{ "SRP_AER_RSP", SRP_AER_RSP, sizeof(struct srp_aer_rsp), SRP_AER_RSP },
+	{ "unknown opcode, one byte", 0x55, 1, 0x55 },
+};
+
+static void iu_case_desc(const struct iu_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(iu, iu_cases, iu_case_desc);
+
+/*
+ * The buffer holds a complete SRP_CMD of an earlier receive; only the
+ * first @len bytes are the new IU.
+ */
+static void srpt_test_iu_opcode(struct kunit *test)
+{
+	const struct iu_case *c = test->param_value;
+	u8 *buf;
+
+	buf = kunit_kzalloc(test, IU_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	buf[0] = SRP_CMD;
+	if (c->len)
+		buf[0] = c->opcode;
+	KUNIT_EXPECT_EQ(test, srpt_iu_opcode(buf, c->len), c->ret);
 }
 
 /* ------------------------------------------------------------------ */
@@ -909,6 +989,7 @@ static void srpt_test_rsp_tmf(struct kunit *test)
 
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
+	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
 	KUNIT_CASE(srpt_test_set_ioc),
 	KUNIT_CASE(srpt_test_class_port_info),
 	KUNIT_CASE(srpt_test_iou),

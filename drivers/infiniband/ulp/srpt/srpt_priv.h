@@ -577,6 +577,7 @@ u32 srpt_check_login_req(const struct srp_login_req *req, u32 max_req_size,
 			 u64 service_guid);
 int srpt_parse_desc_tbl(const struct srp_cmd *cmd, u32 iu_len,
 			u16 imm_data_offset, struct srpt_desc_info *info);
+int srpt_iu_opcode(const void *iu, u32 len);
 int srpt_parse_acl_name(const char *name, struct srpt_port_name *out);
 #endif
 
