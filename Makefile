@@ -6,17 +6,19 @@
 H := tools/testing/madsrpt
 T ?=
 
-.PHONY: help deps build build-upstream check check-upstream lint compat vm demo patches install-tree
+.PHONY: help deps build build-upstream build-debug check check-upstream check-debug lint compat vm demo patches install-tree
 
 help:
 	@echo "make demo             an SRP target from zero, shown end to end"
 	@echo "make check [T=test]   build, then run the KUnit suites and VM tests"
 	@echo "make check-upstream   the same tests against pristine 6.12"
+	@echo "make check-debug      the same tests on our tree built with KASAN, UBSAN, kmemleak..."
 	@echo "make lint             checkpatch --strict, sparse, W=1, kernel-doc"
 	@echo "make compat           build every in-tree MAD API user against us"
 	@echo "make vm               a shell in a VM with our modules"
 	@echo "make build            build our kernel into build/ours"
 	@echo "make build-upstream   build pristine 6.12 into build/upstream"
+	@echo "make build-debug      build our tree with the detectors into build/debug"
 	@echo "make patches          the tree as a git format-patch series in patches/"
 	@echo "make install-tree KSRC=/path/to/linux-6.12   copy the tree and glue into KSRC"
 	@echo "make deps             install the Debian packages we need"
@@ -30,6 +32,9 @@ build:
 build-upstream:
 	$(H)/build.sh upstream
 
+build-debug:
+	$(H)/build.sh debug
+
 demo:
 	$(H)/demo.sh
 
@@ -38,6 +43,9 @@ check:
 
 check-upstream:
 	MS_KERNEL=upstream $(H)/check.sh $(T)
+
+check-debug:
+	MS_KERNEL=debug $(H)/check.sh $(T)
 
 lint:
 	$(H)/lint.sh

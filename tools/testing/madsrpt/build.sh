@@ -1,13 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build.sh [ours|upstream] - build the test kernel and its modules.
+# build.sh [ours|upstream|debug] - build the test kernel and its modules.
 #
 #   ours      extract linux-source-6.12 into build/linux, lay every tracked
 #             file of ours over it as a symlink, apply the glue lines, build
 #             into build/ours
 #   upstream  the same kernel from a pristine tree (build/linux-upstream)
 #             into build/upstream, for side-by-side comparisons
+#   debug     our tree (build/linux) with the detectors of config-debug
+#             (KASAN, UBSAN, kmemleak, debug objects...) into build/debug
 #
 # Both are incremental: the tree is extracted once, symlinks make our edits
 # live, and make only rebuilds what changed.  Prints one line per stage
@@ -28,8 +30,12 @@ upstream)
 	src=$MS_BUILD/linux-upstream
 	obj=$MS_BUILD/upstream
 	;;
+debug)
+	src=$MS_BUILD/linux
+	obj=$MS_BUILD/debug
+	;;
 *)
-	echo "usage: $0 [ours|upstream]" >&2
+	echo "usage: $0 [ours|upstream|debug]" >&2
 	exit 2
 	;;
 esac
@@ -54,7 +60,7 @@ if [ ! -f "$src/.extracted" ]; then
 	touch "$src/.extracted"
 fi
 
-if [ "$variant" = ours ]; then
+if [ "$variant" != upstream ]; then
 	stage "overlay our files and glue"
 	ms_overlay "$src"
 	ms_glue "$src"
@@ -62,15 +68,18 @@ fi
 ms_stage_end
 
 mkdir -p "$obj"
-if [ ! -f "$obj/.config" ] || [ "$here/config" -nt "$obj/.config" ] ||
-   [ "$here/config-ours" -nt "$obj/.config" ]; then
-	stage "configure (tinyconfig + tools/testing/madsrpt/config)"
-	frags=("$here/config")
-	if [ "$variant" = ours ]; then
-		frags+=("$here/config-ours")
-	else
-		frags+=("$here/config-upstream")
-	fi
+frags=("$here/config")
+case "$variant" in
+ours) frags+=("$here/config-ours") ;;
+upstream) frags+=("$here/config-upstream") ;;
+debug) frags+=("$here/config-ours" "$here/config-debug") ;;
+esac
+stale=
+for f in "${frags[@]}"; do
+	[ "$f" -nt "$obj/.config" ] && stale=1
+done
+if [ ! -f "$obj/.config" ] || [ -n "$stale" ]; then
+	stage "configure (tinyconfig + ${frags[*]##*/})"
 	make -s -C "$src" O="$obj" tinyconfig >/dev/null
 	(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" \
 		.config "${frags[@]}" >/dev/null)

@@ -8,7 +8,12 @@
 #   N passed, N failed[, N skipped]
 # Exits non-zero on any failure, timeout or kernel splat.
 #
-# MS_KERNEL=upstream runs the same tests against the pristine build.
+# MS_KERNEL=upstream runs the same tests against the pristine build,
+# MS_KERNEL=debug against our tree built with the detectors of
+# config-debug (tests that boot their own VMs then boot that build too).
+#
+# A test passes only when it printed its whole TAP plan: a plan line
+# (1..N) and N top-level points, none "not ok".
 
 set -euo pipefail
 
@@ -18,7 +23,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 kind=${MS_KERNEL:-ours}
 ms_lock
 "$here/build.sh" "$kind"
-[ "$kind" = ours ] && ms_verify_overlay
+[ "$kind" = upstream ] || ms_verify_overlay "$MS_BUILD/$kind"
+if [ "$kind" = debug ]; then
+	export MS_OURS=debug
+fi
 
 if [ $# -gt 0 ]; then
 	tests=()
@@ -55,6 +63,12 @@ for t in "${tests[@]}"; do
 		# The script failed without a failing test point (it died).
 		f=1
 		echo "    not ok - $name exited with status $rc"
+	fi
+	plan=$(tr -d '\r' <"$log.out" | sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' | tail -n 1)
+	npoints=$(tr -d '\r' <"$log.out" | grep -Ec '^(not )?ok ' || true)
+	if [ -z "$plan" ] || [ "$npoints" -ne "$plan" ]; then
+		echo "    not ok - $name: planned ${plan:-no plan}, printed $npoints points"
+		f=$((f + 1))
 	fi
 	failed=$((failed + f))
 	[ "$f" -eq 0 ] || bad+=("$name")

@@ -144,6 +144,10 @@ ms_verify_config() {
 	[ $bad -eq 0 ] || ms_die "kernel config does not match the fragments"
 }
 
+# The build of our tree that tests booting their own VMs use: ours, or
+# debug under `make check-debug`.
+MS_OURS=${MS_OURS:-ours}
+
 # Which QEMU accelerator the VMs use.  A writable /dev/kvm is not enough:
 # on some hosts QEMU aborts as soon as a vCPU starts under KVM ("failed to
 # set MSR ... kvm_buf_set_msrs: Assertion ... failed").  So KVM is used
@@ -231,7 +235,8 @@ ms_accel_remember() {
 # What counts as a kernel splat on a console log.
 MS_SPLAT_RE='(BUG:|WARNING:|Oops|general protection fault|KASAN:|UBSAN:|'
 MS_SPLAT_RE+='INFO: task .* blocked|INFO: possible|INFO: trying to register|'
-MS_SPLAT_RE+='possible circular locking|kmemleak:.*unreferenced|'
+MS_SPLAT_RE+='possible circular locking|unreferenced object 0x|'
+MS_SPLAT_RE+='suspected memory leak|Call Trace:|ODEBUG:|'
 MS_SPLAT_RE+='Kernel panic|watchdog: BUG|rcu: INFO|list_add corruption|'
 MS_SPLAT_RE+='list_del corruption|Tainted: )'
 
@@ -243,11 +248,11 @@ ms_splats_show() {
 	grep -En -m 20 -A 12 "$MS_SPLAT_RE" "$1" | head -n 60
 }
 
-# ms_verify_overlay: fail unless the build tree holds every file of ours
+# ms_verify_overlay [OBJ]: fail unless the build tree holds every file of ours
 # (as a link to this checkout) and every C file of ours was compiled, so a
-# run never tests upstream code by mistake.
+# run never tests upstream code by mistake.  OBJ: build/ours by default.
 ms_verify_overlay() {
-	local src=$MS_BUILD/linux obj=$MS_BUILD/ours from to bad=0
+	local src=$MS_BUILD/linux obj=${1:-$MS_BUILD/ours} from to bad=0
 	while read -r from to; do
 		if [ "$(readlink "$src/$to")" != "$MS_TOP/$from" ]; then
 			echo "overlay: $to is not ours"

@@ -4,7 +4,7 @@
 # vm.sh [options] SCRIPT [ARGS...] - boot a built kernel under QEMU and run
 # SCRIPT inside it (a path on the host; the guest sees the host root).
 #
-#   -k ours|upstream  which build to boot (default: ours)
+#   -k ours|upstream|debug  which build to boot (default: ours)
 #   -t SECONDS        timeout for the whole run (default: 600)
 #   -l FILE           console log (default: build/logs/<script>.console)
 #   -o FILE           copy of the script's output (default: <log>.out)
@@ -81,6 +81,9 @@ cmdline+=" tsc_early_khz=$khz tsc=reliable hung_task_panic=0"
 cmdline+=" ms_krel=$krel ms_mods=$obj/mods ms_harness=$here"
 cmdline+=" ms_script=$script ms_args=${args// /,}"
 [ -n "$interactive" ] && cmdline+=" ms_interactive=1"
+# The detector kernel stops at the first warning, as the issue it reports
+# may be followed by worse.
+[ "$kind" = debug ] && cmdline+=" panic_on_warn=1"
 
 # shellcheck disable=SC2207
 qemu=("$MS_QEMU" $(ms_qemu_machine) -m "$mem"

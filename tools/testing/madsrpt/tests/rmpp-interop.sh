@@ -40,6 +40,6 @@ ms_lock
 echo "TAP version 13"
 echo "1..2"
 status=0
-ms_rmpp_pair 1 upstream ours 15521 || status=1
-ms_rmpp_pair 2 ours upstream 15522 || status=1
+ms_rmpp_pair 1 upstream "$MS_OURS" 15521 || status=1
+ms_rmpp_pair 2 "$MS_OURS" upstream 15522 || status=1
 exit $status

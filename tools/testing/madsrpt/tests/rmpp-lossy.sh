@@ -24,4 +24,4 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 ms_lock
 echo "TAP version 13"
 echo "1..1"
-ms_rmpp_pair 1 ours ours 15541 2 65536
+ms_rmpp_pair 1 "$MS_OURS" "$MS_OURS" 15541 2 65536

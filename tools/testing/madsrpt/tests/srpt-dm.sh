@@ -27,12 +27,12 @@ ms_lock
 log=$MS_BUILD/logs/srpt-dm
 port=15531
 
-"$here/vm.sh" -k ours -t 840 -n "listen:$port" -l "$log-target.console" \
+"$here/vm.sh" -k "$MS_OURS" -t 840 -n "listen:$port" -l "$log-target.console" \
 	"$here/interop/dm-target.sh" >/dev/null &
 tgt_pid=$!
 sleep 5
 q_rc=0
-"$here/vm.sh" -k ours -t 780 -n "connect:$port" -l "$log-query.console" \
+"$here/vm.sh" -k "$MS_OURS" -t 780 -n "connect:$port" -l "$log-query.console" \
 	"$here/interop/dm-query.sh" >/dev/null || q_rc=$?
 t_rc=0
 wait "$tgt_pid" || t_rc=$?
