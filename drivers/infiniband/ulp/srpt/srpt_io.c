@@ -402,6 +402,45 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 	return TCM_NO_SENSE;
 }
 
+/**
+ * srpt_get_desc_tbl - parse an SRP_CMD's descriptors, take its immediate data
+ * @recv_ioctx: receive context holding the SRP_CMD.
+ * @ioctx: the command's context.
+ * @srp_cmd: the request.
+ * @info: the parsed descriptors.
+ * @sg: the immediate data as a scatterlist, or NULL if there is none.
+ * @sg_cnt: number of entries in @sg.
+ *
+ * Immediate data is used where it lies, and the receive buffer then stays
+ * with the command until it is released. Buffers for direct and indirect
+ * descriptors are only allocated once LIO knows what the CDB moves, by
+ * srpt_map_data().
+ *
+ * Context: any context.
+ * Return: 0 or the error of srpt_parse_desc_tbl().
+ */
+static int srpt_get_desc_tbl(struct srpt_recv_ioctx *recv_ioctx,
+			     struct srpt_send_ioctx *ioctx,
+			     const struct srp_cmd *srp_cmd,
+			     struct srpt_desc_info *info,
+			     struct scatterlist **sg, unsigned int *sg_cnt)
+{
+	int ret;
+
+	*sg = NULL;
+	*sg_cnt = 0;
+	ret = srpt_parse_desc_tbl(srp_cmd, recv_ioctx->byte_len,
+				  ioctx->ch->imm_data_offset, info);
+	if (ret || info->fmt != SRP_DATA_DESC_IMM)
+		return ret;
+	sg_init_one(&ioctx->imm_sg, (void *)srp_cmd + info->imm_offset,
+		    info->data_len);
+	ioctx->recv_ioctx = recv_ioctx;
+	*sg = &ioctx->imm_sg;
+	*sg_cnt = 1;
+	return 0;
+}
+
 static int srpt_task_attr(u8 srp_attr)
 {
 	switch (srp_attr) {
@@ -425,8 +464,9 @@ static int srpt_task_attr(u8 srp_attr)
  * Hands the command to LIO. A request with malformed descriptors is
  * answered with CHECK CONDITION, ILLEGAL REQUEST / INVALID FIELD IN COMMAND
  * INFORMATION UNIT; one that cannot get memory for its data with BUSY.
- * Immediate data is handed to LIO with the CDB; buffers for RDMA are only
- * allocated once LIO has parsed the CDB (srpt_map_data()).
+ * Immediate data is handed to LIO with the CDB (srpt_get_desc_tbl());
+ * buffers for RDMA are only allocated once LIO has parsed the CDB
+ * (srpt_map_data()).
  *
  * Context: CQ context; may sleep.
  * Return: true if the command keeps @recv_ioctx for its immediate data
@@ -441,27 +481,21 @@ static bool srpt_handle_cmd(struct srpt_rdma_ch *ch,
 				  recv_ioctx->ioctx.offset;
 	struct se_cmd *cmd = &send_ioctx->cmd;
 	struct srpt_desc_info info;
-	struct scatterlist *sg = NULL;
-	unsigned int sg_cnt = 0;
+	struct scatterlist *sg;
+	unsigned int sg_cnt;
 	sense_reason_t sense;
 	bool keep_recv;
 	int attr, ret;
 
 	cmd->tag = srp_cmd->tag;
 	attr = srpt_task_attr(srp_cmd->task_attr);
-	ret = srpt_parse_desc_tbl(srp_cmd, recv_ioctx->byte_len,
-				  ch->imm_data_offset, &info);
+	ret = srpt_get_desc_tbl(recv_ioctx, send_ioctx, srp_cmd, &info, &sg,
+				&sg_cnt);
 	if (ret) {
 		pr_debug("%s: tag %#llx: descriptors rejected (%d)\n",
 			 ch->sess_name, srp_cmd->tag, ret);
 		info.data_len = 0;
 		info.dir = DMA_NONE;
-	} else if (info.fmt == SRP_DATA_DESC_IMM) {
-		sg_init_one(&send_ioctx->imm_sg,
-			    (void *)srp_cmd + info.imm_offset, info.data_len);
-		send_ioctx->recv_ioctx = recv_ioctx;
-		sg = &send_ioctx->imm_sg;
-		sg_cnt = 1;
 	}
 	keep_recv = send_ioctx->recv_ioctx == recv_ioctx;
 
