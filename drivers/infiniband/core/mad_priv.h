@@ -75,6 +75,9 @@
 /* log2 of the number of buckets in an agent's TID hash. */
 #define IB_MAD_SEND_HASH_BITS		6
 
+/* log2 of the number of buckets in an agent's RMPP reassembly hash. */
+#define IB_MAD_RMPP_HASH_BITS		6
+
 struct ib_mad_qp_info;
 struct ib_mad_port_private;
 
@@ -133,14 +136,17 @@ struct ib_rmpp_segment {
  * @reg_req: copy of the registration request, NULL for send-only agents
  * @qp_info: QP0 or QP1 of the port the agent is on
  * @lock: protects every send of the agent (state, @send_hash, @wait_list,
- *	@done_list, @active_count) and @rmpp_list. Nests inside
+ *	@done_list, @active_count) and the RMPP receive state (@rmpp_hash,
+ *	@rmpp_recvs). Nests inside
  *	ib_mad_port_private.reg_lock and outside ib_mad_queue.lock.
  * @send_hash: outstanding sends (state ON_WIRE, WAIT_RESP) keyed by TID
  * @wait_list: sends in WAIT_RESP, sorted by @timeout deadline
  * @done_list: sends whose send handler must run from @timed_work
  * @active_count: sends posted and not yet completed (diagnostics)
  * @timed_work: runs timeouts and deferred completions; on the port's wq
- * @rmpp_list: RMPP reassemblies in progress, owned by mad_rmpp.c
+ * @rmpp_hash: RMPP reassemblies, collecting or recently finished, keyed by
+ *	TID; owned by mad_rmpp_recv.c
+ * @rmpp_recvs: reassemblies in @rmpp_hash still collecting segments
  * @dying: set under @lock when unregistration starts; no send may be
  *	posted (ib_post_send_mad() fails with -ESHUTDOWN) and RMPP must not
  *	start new reassemblies (or arm timers) for a dying agent
@@ -161,7 +167,8 @@ struct ib_mad_agent_private {
 	struct list_head done_list;
 	unsigned int active_count;
 	struct delayed_work timed_work;
-	struct list_head rmpp_list;
+	DECLARE_HASHTABLE(rmpp_hash, IB_MAD_RMPP_HASH_BITS);
+	unsigned int rmpp_recvs;
 	bool dying;
 
 	refcount_t refcount;

@@ -585,7 +585,7 @@ ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 	hash_init(priv->send_hash);
 	INIT_LIST_HEAD(&priv->wait_list);
 	INIT_LIST_HEAD(&priv->done_list);
-	INIT_LIST_HEAD(&priv->rmpp_list);
+	hash_init(priv->rmpp_hash);
 	INIT_DELAYED_WORK(&priv->timed_work, ib_mad_agent_timed_work);
 	refcount_set(&priv->refcount, 1);
 	init_completion(&priv->comp);

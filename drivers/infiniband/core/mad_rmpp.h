@@ -30,12 +30,33 @@
 
 /*
  * How many full ACK waits a receiver grants a silent sender before it gives
- * up with "total time too long", and how long it remembers a finished
- * transfer to answer a repeated last segment.  Together with the ACK wait
- * this gives 40 s, the bound upstream applies to a whole transfer; we apply
- * it to the silence between two steps of progress instead.
+ * up with "total time too long".  With the ACK wait this gives 40 s of
+ * silence between two steps of progress.
  */
 #define MAD_RMPP_PEER_TRIES		20
+
+/*
+ * Longest a reassembly may take from its first segment, however steadily
+ * the sender makes progress: a peer that sends a segment now and then
+ * cannot hold an address handle and receive buffers for ever.  Far above
+ * what a megabyte takes on a slow link, and what a sender retrying each
+ * window MAD_RMPP_PEER_TRIES times could need for any sane message.
+ */
+#define MAD_RMPP_TOTAL_MAX_MS		(5 * 60 * 1000)
+
+/*
+ * How many ACK waits a finished transfer is remembered, to answer a
+ * sender that missed our last ACK and repeats its last window.  A request
+ * retried with the same TID after that starts a new transfer.
+ */
+#define MAD_RMPP_LINGER_TRIES		5
+
+/*
+ * Reassemblies an agent collects at once; a first segment beyond that is
+ * answered with STOP, "resources exhausted".  Each holds an address handle
+ * and up to a window of receive buffers.
+ */
+#define MAD_RMPP_MAX_RECVS		256
 
 /*
  * Largest message we reassemble.  Each segment pins a receive buffer, so a

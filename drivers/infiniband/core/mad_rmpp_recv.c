@@ -8,19 +8,25 @@
  * ib_mad_recv_wc becomes the message: later segments are linked on its
  * rmpp_list in segment order, and the whole list is handed to the core
  * when the segment flagged Last joins the gap-free run.  The reassembly
- * then stays on the agent's list for a while, so that a sender that missed
- * our final ACK and repeats its last segment is answered again, and so
- * that the window granted for the response of a double-sided transfer can
- * be found.
+ * then stays in the agent's hash for a few ACK waits, so that a sender
+ * that missed our final ACK and repeats its last segment is answered
+ * again, and so that the window granted for the response of a
+ * double-sided transfer can be found.
  *
- * Lifetime: a reassembly is referenced by the agent's list while it is on
+ * Bounds: a transfer may be silent for MAD_RMPP_PEER_TRIES ACK waits
+ * between two steps of progress and take MAD_RMPP_TOTAL_MAX_MS in all; an
+ * agent collects at most MAD_RMPP_MAX_RECVS transfers at once.
+ * Reassemblies are found by TID in the agent's hash.
+ *
+ * Lifetime: a reassembly is referenced by the agent's hash while it is in
  * it, by its delayed work while that is queued, and by whoever is working
  * on it.  It holds a reference to the agent, so the agent outlives its
- * delayed work.  Whoever takes it off the list (its timer, a protocol
+ * delayed work.  Whoever takes it out of the hash (its timer, a protocol
  * error, or unregistration) marks it GONE under the agent lock and drops
- * the list's reference.
+ * the hash's reference.
  */
 #include <linux/slab.h>
+#include <kunit/visibility.h>
 #include <rdma/ib_verbs.h>
 
 #include "mad_rmpp.h"
@@ -30,7 +36,7 @@
 enum mad_rmpp_recv_state {
 	MAD_RMPP_RECV_ACTIVE,		/* collecting segments */
 	MAD_RMPP_RECV_COMPLETE,		/* delivered, remembered for repeats */
-	MAD_RMPP_RECV_GONE,		/* off the list, waiting to be freed */
+	MAD_RMPP_RECV_GONE,		/* out of the hash, waiting to be freed */
 };
 
 /**
@@ -55,7 +61,7 @@ struct mad_rmpp_key {
 
 /**
  * struct mad_rmpp_recv - one reassembly
- * @list: link on ib_mad_agent_private.rmpp_list (agent lock)
+ * @node: link in ib_mad_agent_private.rmpp_hash (agent lock)
  * @priv: the agent, referenced
  * @ref: see "Lifetime" above
  * @work: stall timer while ACTIVE, forget timer while COMPLETE
@@ -75,9 +81,11 @@ struct mad_rmpp_key {
  * @first_paylen: payload length announced by segment 1
  * @max_segs: most segments we accept
  * @wait_ms: silence tolerated between two steps of progress
+ * @linger_ms: how long a finished transfer is remembered
+ * @deadline: jiffies by which the whole transfer must be done
  */
 struct mad_rmpp_recv {
-	struct list_head list;
+	struct hlist_node node;
 	struct ib_mad_agent_private *priv;
 	refcount_t ref;
 	struct delayed_work work;
@@ -95,6 +103,8 @@ struct mad_rmpp_recv {
 	u32 first_paylen;
 	u32 max_segs;
 	unsigned int wait_ms;
+	unsigned int linger_ms;
+	unsigned long deadline;
 };
 
 /**
@@ -209,7 +219,7 @@ mad_rmpp_recv_find_locked(struct ib_mad_agent_private *priv,
 
 	lockdep_assert_held(&priv->lock);
 
-	list_for_each_entry(r, &priv->rmpp_list, list)
+	hash_for_each_possible(priv->rmpp_hash, r, node, (__force u64)key->tid)
 		if (mad_rmpp_key_equal(&r->key, key))
 			return r;
 	return NULL;
@@ -240,14 +250,39 @@ static void mad_rmpp_recv_put_many(struct mad_rmpp_recv *r, int puts)
 		mad_rmpp_recv_put(r);
 }
 
-/* (Re)arm the timer; a newly queued work holds a reference. */
+/*
+ * (Re)arm the timer: a collecting transfer for the allowed silence, but
+ * not past its deadline; a finished one for its linger time.  A newly
+ * queued work holds a reference.
+ */
 static void mad_rmpp_recv_arm_locked(struct mad_rmpp_recv *r)
+{
+	unsigned long delay;
+
+	lockdep_assert_held(&r->priv->lock);
+
+	if (r->state == MAD_RMPP_RECV_ACTIVE) {
+		delay = msecs_to_jiffies(r->wait_ms);
+		if (time_after_eq(jiffies, r->deadline))
+			delay = 0;
+		else
+			delay = min(delay, r->deadline - jiffies);
+	} else {
+		delay = msecs_to_jiffies(r->linger_ms);
+	}
+	if (!mod_delayed_work(ib_mad_agent_port(r->priv)->wq, &r->work, delay))
+		refcount_inc(&r->ref);
+}
+
+/* A collecting reassembly stops collecting; agent lock held. */
+static void mad_rmpp_recv_set_state_locked(struct mad_rmpp_recv *r,
+					   enum mad_rmpp_recv_state state)
 {
 	lockdep_assert_held(&r->priv->lock);
 
-	if (!mod_delayed_work(ib_mad_agent_port(r->priv)->wq, &r->work,
-			      msecs_to_jiffies(r->wait_ms)))
-		refcount_inc(&r->ref);
+	if (r->state == MAD_RMPP_RECV_ACTIVE && state != MAD_RMPP_RECV_ACTIVE)
+		r->priv->rmpp_recvs--;
+	r->state = state;
 }
 
 /* Plan a control MAD; it goes out on the transfer's handle if it has one. */
@@ -280,11 +315,11 @@ static void mad_rmpp_recv_kill_locked(struct mad_rmpp_recv *r,
 {
 	lockdep_assert_held(&r->priv->lock);
 
-	r->state = MAD_RMPP_RECV_GONE;
-	list_del_init(&r->list);
+	mad_rmpp_recv_set_state_locked(r, MAD_RMPP_RECV_GONE);
+	hash_del(&r->node);
 	step->discard = r->rmpp_wc;
 	r->rmpp_wc = NULL;
-	step->puts++;				/* the list's reference */
+	step->puts++;				/* the hash's reference */
 	if (cancel_delayed_work(&r->work))
 		step->puts++;			/* the queued work's */
 	if (type)
@@ -355,7 +390,7 @@ static void mad_rmpp_recv_complete_locked(struct mad_rmpp_recv *r,
 	r->rmpp_wc->mad_len = len;
 	step->deliver = r->rmpp_wc;
 	r->rmpp_wc = NULL;
-	r->state = MAD_RMPP_RECV_COMPLETE;
+	mad_rmpp_recv_set_state_locked(r, MAD_RMPP_RECV_COMPLETE);
 	mad_rmpp_recv_ack_locked(r, step);
 	/*
 	 * The final ACK is the last MAD that needs the handle for sure; a
@@ -503,7 +538,7 @@ static void mad_rmpp_recv_timer(struct work_struct *work);
  * @key: its key
  *
  * Context: Process context, may sleep.
- * Return: the reassembly with one reference and not yet on the list, or
+ * Return: the reassembly with one reference and not yet in the hash, or
  * NULL when memory or an address handle could not be had.
  */
 static struct mad_rmpp_recv *
@@ -533,11 +568,14 @@ mad_rmpp_recv_create(struct ib_mad_agent_private *priv,
 	rtime = ib_get_rmpp_resptime((struct ib_rmpp_hdr *)&mad->rmpp_hdr);
 	r->wait_ms = MAD_RMPP_PEER_TRIES *
 		     (MAD_RMPP_ACK_WAIT_MAX_MS + mad_rmpp_peer_wait_ms(rtime));
+	r->linger_ms = MAD_RMPP_LINGER_TRIES *
+		       (MAD_RMPP_ACK_WAIT_MAX_MS + mad_rmpp_peer_wait_ms(rtime));
+	r->deadline = jiffies + msecs_to_jiffies(MAD_RMPP_TOTAL_MAX_MS);
 	expect = mad_rmpp_expect_segs(r->mad_size, r->first_paylen);
 	mad_rmpp_recv_win_init(&r->win, mad_rmpp_recv_window(priv), expect);
 	r->repwin = 1;
 	r->state = MAD_RMPP_RECV_ACTIVE;
-	INIT_LIST_HEAD(&r->list);
+	INIT_HLIST_NODE(&r->node);
 	INIT_DELAYED_WORK(&r->work, mad_rmpp_recv_timer);
 	refcount_set(&r->ref, 1);
 	ib_mad_agent_get(priv);
@@ -551,9 +589,12 @@ err_free:
 
 /**
  * mad_rmpp_recv_start_locked() - put a new reassembly to work
- * @r: the reassembly, not yet on the list
+ * @r: the reassembly, not yet in the hash
  * @recv_wc: its first segment, which becomes the message
  * @step: collects the first ACK, or the whole message if it is one segment
+ *
+ * An agent that collects MAD_RMPP_MAX_RECVS transfers already answers
+ * with STOP, "resources exhausted", and keeps nothing.
  *
  * Context: Agent lock held.
  */
@@ -568,15 +609,20 @@ static void mad_rmpp_recv_start_locked(struct mad_rmpp_recv *r,
 
 	r->rmpp_wc = recv_wc;
 	r->run_end = &recv_wc->recv_buf;
-	if (r->priv->dying) {
-		/* Unregistration has swept the list already: stay off it. */
+	if (r->priv->dying || r->priv->rmpp_recvs >= MAD_RMPP_MAX_RECVS) {
+		/* Unregistration has swept the hash already, or it is full. */
+		if (!r->priv->dying)
+			mad_rmpp_recv_ctrl_locked(r, step,
+						  IB_MGMT_RMPP_TYPE_STOP,
+						  IB_MGMT_RMPP_STATUS_RESX);
 		r->state = MAD_RMPP_RECV_GONE;
 		step->discard = recv_wc;
 		r->rmpp_wc = NULL;
 		return;
 	}
-	list_add_tail(&r->list, &r->priv->rmpp_list);
-	refcount_inc(&r->ref);		/* the list's; the caller keeps its */
+	hash_add(r->priv->rmpp_hash, &r->node, (__force u64)r->key.tid);
+	r->priv->rmpp_recvs++;
+	refcount_inc(&r->ref);		/* the hash's; the caller keeps its */
 
 	if (r->win.expect > r->max_segs) {
 		mad_rmpp_recv_kill_locked(r, step, IB_MGMT_RMPP_TYPE_STOP,
@@ -708,8 +754,9 @@ drop:
  * mad_rmpp_recv_timer() - a reassembly's time ran out
  * @work: mad_rmpp_recv.work
  *
- * An ACTIVE transfer stalled: tell the sender "total time too long" and
- * drop what arrived.  A COMPLETE one need not be remembered any longer.
+ * An ACTIVE transfer stalled or ran out of total time: tell the sender
+ * "total time too long" and drop what arrived.  A COMPLETE one need not be
+ * remembered any longer.
  *
  * Context: Process context (the port's workqueue).
  */
@@ -740,24 +787,28 @@ static void mad_rmpp_recv_timer(struct work_struct *work)
  */
 void ib_mad_rmpp_cancel_recvs(struct ib_mad_agent_private *priv)
 {
-	struct mad_rmpp_recv *r, *tmp;
+	struct mad_rmpp_recv *r;
+	struct hlist_node *tmp;
 	unsigned long flags;
-	LIST_HEAD(gone);
+	HLIST_HEAD(gone);
+	int bkt;
 
 	spin_lock_irqsave(&priv->lock, flags);
-	list_for_each_entry_safe(r, tmp, &priv->rmpp_list, list) {
-		r->state = MAD_RMPP_RECV_GONE;
-		list_move(&r->list, &gone);
+	hash_for_each_safe(priv->rmpp_hash, bkt, tmp, r, node) {
+		mad_rmpp_recv_set_state_locked(r, MAD_RMPP_RECV_GONE);
+		hash_del(&r->node);
+		hlist_add_head(&r->node, &gone);
 	}
 	spin_unlock_irqrestore(&priv->lock, flags);
 
-	list_for_each_entry_safe(r, tmp, &gone, list) {
-		list_del_init(&r->list);
+	hlist_for_each_entry_safe(r, tmp, &gone, node) {
+		hlist_del_init(&r->node);
 		if (cancel_delayed_work_sync(&r->work))
 			mad_rmpp_recv_put(r);
 		mad_rmpp_recv_put(r);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_rmpp_cancel_recvs);
 
 /**
  * mad_rmpp_recv_note_ds_ack() - the requester grants a window for our response
@@ -823,7 +874,7 @@ u32 mad_rmpp_recv_peer_window(struct ib_mad_agent_private *priv,
 
 	if (!wr->send_buf.ah || rdma_query_ah(wr->send_buf.ah, &attr))
 		return newwin;
-	list_for_each_entry(r, &priv->rmpp_list, list) {
+	hash_for_each_possible(priv->rmpp_hash, r, node, (__force u64)hdr->tid) {
 		if (r->state != MAD_RMPP_RECV_COMPLETE ||
 		    r->key.tid != hdr->tid ||
 		    r->key.mgmt_class != hdr->mgmt_class ||

@@ -22,6 +22,7 @@
 #include <rdma/ib_mad.h>
 
 #include "../mad_priv.h"
+#include "../mad_rmpp.h"
 #include "../mad_smi.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -572,6 +573,8 @@ struct mad_test_env {
 	int recvs_done;
 	enum ib_wc_status last_status;
 	struct ib_mad_send_buf *recv_send_buf;
+	struct ib_mad_send_wr_private **posted;
+	int max_posted;
 	char order[8];
 	int norder;
 };
@@ -616,6 +619,8 @@ static int mad_test_qp_post_send(struct ib_mad_send_wr_private *wr)
 
 	if (env->post_ret)
 		return env->post_ret;
+	if (env->posted && env->posts < env->max_posted)
+		env->posted[env->posts] = wr;
 	env->posts++;
 	return 0;
 }
@@ -1196,6 +1201,140 @@ static void mad_test_roce_ipv4_gids(struct kunit *test)
 	ib_mad_recv_priv_free(recv);
 }
 
+/* RMPP reassembly on the fake port ---------------------------------------- */
+
+static int mad_test_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *attr,
+			      struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int mad_test_destroy_ah(struct ib_ah *ah, u32 flags)
+{
+	return 0;
+}
+
+/* The fake device makes address handles; the agent does kernel RMPP. */
+static void mad_test_rmpp_env(struct kunit *test, struct mad_test_env *env,
+			      int max_posted)
+{
+	env->posted = kunit_kcalloc(test, max_posted, sizeof(*env->posted),
+				    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, env->posted);
+	env->max_posted = max_posted;
+	env->dev->ops.create_ah = mad_test_create_ah;
+	env->dev->ops.destroy_ah = mad_test_destroy_ah;
+	env->dev->ops.size_ib_ah = sizeof(struct ib_ah);
+	env->pd.device = env->dev;
+	env->priv->agent.rmpp_version = IB_MGMT_RMPP_VERSION;
+}
+
+/* Segment 1 of an SA GetMulti request of @segs segments arrives. */
+static void mad_test_rmpp_first(struct kunit *test, struct mad_test_env *env,
+				u64 tid, u32 segs)
+{
+	struct ib_mad_recv_priv *recv;
+	struct ib_rmpp_mad *mad;
+	u8 flags = IB_MGMT_RMPP_FLAG_ACTIVE | IB_MGMT_RMPP_FLAG_FIRST;
+
+	recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, recv);
+	mad = (struct ib_rmpp_mad *)recv->mad;
+	mad->mad_hdr.base_version = IB_MGMT_BASE_VERSION;
+	mad->mad_hdr.mgmt_class = IB_MGMT_CLASS_SUBN_ADM;
+	mad->mad_hdr.class_version = 2;
+	mad->mad_hdr.method = 0x14;		/* SubnAdmGetMulti */
+	mad->mad_hdr.tid = cpu_to_be64(tid);
+	mad->rmpp_hdr.rmpp_version = IB_MGMT_RMPP_VERSION;
+	mad->rmpp_hdr.rmpp_type = IB_MGMT_RMPP_TYPE_DATA;
+	if (segs == 1)
+		flags |= IB_MGMT_RMPP_FLAG_LAST;
+	ib_set_rmpp_flags(&mad->rmpp_hdr, flags);
+	mad->rmpp_hdr.seg_num = cpu_to_be32(1);
+	mad->rmpp_hdr.paylen_newwin = cpu_to_be32(segs * 220);
+	recv->wc.src_qp = 1;
+	recv->wc.slid = 5;
+	recv->recv_wc.wc = &recv->wc;
+	recv->recv_wc.recv_buf.mad = (struct ib_mad *)recv->mad;
+	recv->recv_wc.recv_buf.grh = &recv->grh;
+	recv->recv_wc.mad_len = sizeof(struct ib_mad);
+	recv->recv_wc.mad_seg_size = sizeof(struct ib_mad);
+	INIT_LIST_HEAD(&recv->recv_wc.rmpp_list);
+	list_add(&recv->recv_wc.recv_buf.list, &recv->recv_wc.rmpp_list);
+	ib_mad_agent_get(env->priv);
+	ib_mad_deliver(env->priv, &recv->recv_wc);
+}
+
+static const struct ib_rmpp_hdr *mad_test_posted_rmpp(struct mad_test_env *env,
+						      int i)
+{
+	return &((struct ib_rmpp_mad *)env->posted[i]->send_buf.mad)->rmpp_hdr;
+}
+
+/* Complete the control MADs the receiver posted, as the CQ would. */
+static void mad_test_rmpp_drain(struct mad_test_env *env, int from, int to)
+{
+	int i;
+
+	for (i = from; i < to && i < env->max_posted; i++)
+		mad_test_wire_done(&env->posted[i]->send_buf, IB_WC_SUCCESS);
+}
+
+/* An agent collects a bounded number of transfers; the next one is told STOP. */
+static void mad_test_rmpp_recv_cap(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	const int n = MAD_RMPP_MAX_RECVS + 1;
+	const struct ib_rmpp_hdr *hdr;
+	int i, acks = 0;
+
+	mad_test_rmpp_env(test, env, n);
+	for (i = 0; i < n; i++)
+		mad_test_rmpp_first(test, env, 0x700000000ULL + i, 2);
+	KUNIT_ASSERT_EQ(test, env->posts, n);
+	for (i = 0; i < n - 1; i++)
+		acks += mad_test_posted_rmpp(env, i)->rmpp_type ==
+			IB_MGMT_RMPP_TYPE_ACK;
+	KUNIT_EXPECT_EQ(test, acks, n - 1);
+	hdr = mad_test_posted_rmpp(env, n - 1);
+	KUNIT_EXPECT_EQ(test, hdr->rmpp_type, IB_MGMT_RMPP_TYPE_STOP);
+	KUNIT_EXPECT_EQ(test, hdr->rmpp_status, IB_MGMT_RMPP_STATUS_RESX);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, MAD_RMPP_MAX_RECVS);
+
+	/* The control MADs complete; unregistration drops the transfers. */
+	mad_test_rmpp_drain(env, 0, n);
+	ib_mad_rmpp_cancel_recvs(env->priv);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 0);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+}
+
+/*
+ * A finished transfer is remembered a few ACK waits, not for minutes: a
+ * request retried with the same TID after that is a new transfer.
+ */
+static void mad_test_rmpp_recv_linger(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	unsigned int linger_ms = MAD_RMPP_LINGER_TRIES *
+				 (MAD_RMPP_ACK_WAIT_MAX_MS + 1);
+
+	mad_test_rmpp_env(test, env, 4);
+	mad_test_rmpp_first(test, env, 0x800000001ULL, 1);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	/* A repeat at once is the sender missing our ACK: ACKed again. */
+	mad_test_rmpp_first(test, env, 0x800000001ULL, 1);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	KUNIT_ASSERT_EQ(test, env->posts, 2);
+	mad_test_rmpp_drain(env, 0, 2);
+
+	msleep(linger_ms + 500);
+	flush_workqueue(env->port->wq);
+	mad_test_rmpp_first(test, env, 0x800000001ULL, 1);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 2);
+	mad_test_rmpp_drain(env, 2, env->posts);
+	ib_mad_rmpp_cancel_recvs(env->priv);
+}
+
 static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_header_helpers),
 	KUNIT_CASE_PARAM(mad_test_recv_validate, mad_test_validate_gen_params),
@@ -1222,6 +1361,8 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_tid_hash),
 	KUNIT_CASE(mad_test_rmpp_segments),
 	KUNIT_CASE(mad_test_reply_agent_close),
+	KUNIT_CASE(mad_test_rmpp_recv_cap),
+	KUNIT_CASE_SLOW(mad_test_rmpp_recv_linger),
 	KUNIT_CASE(mad_test_roce_ipv4_gids),
 	{}
 };
