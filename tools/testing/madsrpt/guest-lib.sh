@@ -211,6 +211,18 @@ ms_netem_loss() {
 	tc qdisc add dev "$1" root netem loss "$2%"
 }
 
+# ms_loss_report DEV IBDEV: on a lossy run, one comment line with what
+# netem dropped on DEV and how many sends IBDEV's MAD layer retried, for
+# the host to prove that losses happened and were recovered from.
+ms_loss_report() {
+	local dropped retries
+
+	dropped=$(tc -s qdisc show dev "$1" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
+	retries=$(awk '$1 == "retries" { print $2 }' \
+		"/sys/kernel/debug/ib_mad/$2-1/stats" 2>/dev/null)
+	echo "# lossy: netem dropped ${dropped:-?} frames, MAD retries ${retries:-?}"
+}
+
 # ms_rxe_wire ADDR/PREFIX: the two-VM wire: eth0 up with ADDR, rxe-eth0
 # on it, port ACTIVE.  With "umad" as second argument also ib_umad and
 # /dev/infiniband/umad0.

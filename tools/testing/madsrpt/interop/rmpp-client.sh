@@ -28,6 +28,7 @@ set +e
 /tmp/rmpp_umad -d rxe-eth0 -p 1 -g 0 -M "$max" client \
 	fe80000000000000505400fffe4d5301
 rc=$?
+[ "$loss" = 0 ] || ms_loss_report eth0 rxe-eth0
 # For a failure's post-mortem: our MAD layer's counters (none on upstream).
 counters=$(ms_mad_counters rxe-eth0) && echo "# MAD counters: $counters"
 exit $rc

@@ -339,8 +339,10 @@ static int serve_one(int fd, int agent, const struct test_class *c,
 	len = recv_mad(fd, umad, timeout_ms);
 	if (len == -ETIMEDOUT || len == -EWOULDBLOCK)
 		return 0;
-	if (len < 0)
+	if (len < 0) {
+		tap(0, "%s: receiving a request: %s", c->name, strerror(-len));
 		return len;
+	}
 
 	ret = answer(fd, agent, c, umad, len, reply, &size, why, sizeof(why));
 	if (ret != -EPROTO)

@@ -6,8 +6,9 @@
 # IPv4-mapped GID (the case upstream 6.12 drops responses for) and with
 # GID 0: TIDs, unsupported-method answers, timeouts after retries, a
 # response to a retry, 50 outstanding requests, cancel on close. Then
-# module unload with an agent registered is refused, and removing the
-# device with an agent registered is clean.
+# ib_umad's unload with an agent registered is refused, and removing the
+# device with an agent registered is clean.  (ib_core's refusal is not
+# tested: rdma_rxe's own references make it certain.)
 # timeout: 600
 
 . "$MS_HARNESS/guest-lib.sh"
@@ -30,7 +31,7 @@ for g in /sys/class/infiniband/$dev/ports/1/gids/*; do
 	fi
 done
 
-tap_plan 5
+tap_plan 4
 rc=0
 if [ -n "$v4idx" ]; then
 	echo "# RoCE v2 IPv4-mapped GID at index $v4idx"
@@ -55,11 +56,6 @@ if rmmod ib_umad 2>/dev/null; then
 	modprobe ib_umad
 else
 	tap_ok "rmmod ib_umad refused while an agent is registered"
-fi
-if rmmod ib_core 2>/dev/null; then
-	tap_fail "rmmod ib_core refused while in use"
-else
-	tap_ok "rmmod ib_core refused while in use"
 fi
 # Device removal with the agent still registered.
 tap_check "rxe device removed with an agent registered" \
