@@ -31,6 +31,10 @@ static DEFINE_MUTEX(srpt_rdma_cm_mutex);
 static u16 srpt_rdma_cm_port;
 static struct rdma_cm_id *srpt_rdma_cm_listen_id;
 
+/* Numbers for sessions (nexuses) and channels, as the ACL info shows them. */
+static atomic_t srpt_next_sid = ATOMIC_INIT(0);
+static atomic_t srpt_next_cid = ATOMIC_INIT(0);
+
 /**
  * struct srpt_login - what a login request brings and what it was matched to
  * @sdev: device the request arrived on.
@@ -41,6 +45,7 @@ static struct rdma_cm_id *srpt_rdma_cm_listen_id;
  * @pkey: partition of the connection.
  * @src_name: initiator port GUID (IB CM) or IP address (RDMA/CM).
  * @id_name: initiator port id as "0x" and 32 hex digits.
+ * @port_name: the RDMA device and port, "<device>-<port>", for the log.
  * @stpg: TPG chosen for the session, holding a channel count.
  * @acl_name: the name of the ACL that admitted the initiator.
  * @attrib: snapshot of the TPG settings.
@@ -54,6 +59,7 @@ struct srpt_login {
 	u16				pkey;
 	char				src_name[64];
 	char				id_name[40];
+	char				port_name[IB_DEVICE_NAME_MAX + 12];
 	struct srpt_tpg			*stpg;
 	const char			*acl_name;
 	struct srpt_tpg_attrib		attrib;
@@ -65,32 +71,64 @@ struct srpt_login {
  * @max_req_size: largest IU the target can receive.
  * @service_guid: the target's id; both halves of the target port id must
  *	equal it.
+ * @why: where to write, for the log, what the request presented and what
+ *	was expected; left untouched when the request is acceptable.
+ * @why_size: size of @why.
  *
  * Context: any context.
  * Return: 0 if the request is acceptable, else the SRP_LOGIN_REJ reason
  * (enum srp_login_rej_reason) that says why not.
  */
 VISIBLE_IF_KUNIT u32 srpt_check_login_req(const struct srp_login_req *req,
-					  u32 max_req_size, u64 service_guid)
+					  u32 max_req_size, u64 service_guid,
+					  char *why, size_t why_size)
 {
 	u32 it_iu_len = be32_to_cpu(req->req_it_iu_len);
 	u16 buf_fmt = be16_to_cpu(req->req_buf_fmt);
+	u8 mca = req->req_flags & SRPT_MCA_MASK;
 
-	if (req->opcode != SRP_LOGIN_REQ)
+	if (req->opcode != SRP_LOGIN_REQ) {
+		snprintf(why, why_size,
+			 "opcode 0x%02x presented, 0x%02x (SRP_LOGIN_REQ) expected",
+			 req->opcode, SRP_LOGIN_REQ);
 		return SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
-	if (it_iu_len > max_req_size)
+	}
+	if (it_iu_len > max_req_size) {
+		snprintf(why, why_size,
+			 "IU length %u presented, at most %u (srp_max_req_size) expected",
+			 it_iu_len, max_req_size);
 		return SRP_LOGIN_REJ_REQ_IT_IU_LENGTH_TOO_LARGE;
+	}
 	/* There is no "too small" reason; 64 bytes hold any request IU. */
-	if (it_iu_len < SRPT_MIN_IT_IU_LEN)
+	if (it_iu_len < SRPT_MIN_IT_IU_LEN) {
+		snprintf(why, why_size,
+			 "IU length %u presented, at least %u expected",
+			 it_iu_len, SRPT_MIN_IT_IU_LEN);
 		return SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
-	if (!(buf_fmt & (SRP_BUF_FORMAT_DIRECT | SRP_BUF_FORMAT_INDIRECT)))
+	}
+	if (!(buf_fmt & (SRP_BUF_FORMAT_DIRECT | SRP_BUF_FORMAT_INDIRECT))) {
+		snprintf(why, why_size,
+			 "buffer formats 0x%x presented, direct 0x%x or indirect 0x%x expected",
+			 buf_fmt, SRP_BUF_FORMAT_DIRECT,
+			 SRP_BUF_FORMAT_INDIRECT);
 		return SRP_LOGIN_REJ_UNSUPPORTED_DESCRIPTOR_FMT;
+	}
 	/* MULTI-CHANNEL ACTION values 2 and 3 are reserved. */
-	if ((req->req_flags & SRPT_MCA_MASK) > SRP_MULTICHAN_MULTI)
+	if (mca > SRP_MULTICHAN_MULTI) {
+		snprintf(why, why_size,
+			 "multi-channel action %u presented, %u or %u expected",
+			 mca, SRP_MULTICHAN_SINGLE, SRP_MULTICHAN_MULTI);
 		return SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+	}
 	if (get_unaligned_be64(req->target_port_id) != service_guid ||
-	    get_unaligned_be64(req->target_port_id + 8) != service_guid)
+	    get_unaligned_be64(req->target_port_id + 8) != service_guid) {
+		snprintf(why, why_size,
+			 "target port id 0x%016llx%016llx presented, 0x%016llx%016llx expected",
+			 get_unaligned_be64(req->target_port_id),
+			 get_unaligned_be64(req->target_port_id + 8),
+			 service_guid, service_guid);
 		return SRP_LOGIN_REJ_UNABLE_ASSOCIATE_CHANNEL;
+	}
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_check_login_req);
@@ -98,6 +136,8 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_check_login_req);
 static const char *srpt_rej_reason_str(u32 reason)
 {
 	switch (reason) {
+	case SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL:
+		return "unable to establish channel";
 	case SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES:
 		return "insufficient resources";
 	case SRP_LOGIN_REJ_REQ_IT_IU_LENGTH_TOO_LARGE:
@@ -113,8 +153,19 @@ static const char *srpt_rej_reason_str(u32 reason)
 	}
 }
 
-static void srpt_send_login_rej(struct srpt_login *lg, u32 reason,
-				const char *why)
+/**
+ * srpt_send_login_rej - reject a login and say why in the log
+ * @lg: the login.
+ * @reason: SRP_LOGIN_REJ reason sent to the initiator.
+ * @fmt: printf format of the cause: what was presented, what was expected.
+ *
+ * Any host that reaches the CM can send logins, so the message is rate
+ * limited: a flood of bad logins cannot fill the log.
+ *
+ * Context: process context (CM callback).
+ */
+static __printf(3, 4) void srpt_send_login_rej(struct srpt_login *lg,
+					       u32 reason, const char *fmt, ...)
 {
 	struct srp_login_rej rej = {
 		.opcode = SRP_LOGIN_REJ,
@@ -123,10 +174,16 @@ static void srpt_send_login_rej(struct srpt_login *lg, u32 reason,
 		.buf_fmt = cpu_to_be16(SRP_BUF_FORMAT_DIRECT |
 				       SRP_BUF_FORMAT_INDIRECT),
 	};
+	struct va_format vaf;
+	va_list args;
 
-	pr_info("rejecting login of %s (%s): %s, reason %#x (%s)\n",
-		lg->id_name, lg->src_name, why, reason,
-		srpt_rej_reason_str(reason));
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	pr_warn_ratelimited("login of %s from %s on %s rejected (%s): %pV\n",
+			    lg->id_name[0] ? lg->id_name : "?", lg->src_name,
+			    lg->port_name, srpt_rej_reason_str(reason), &vaf);
+	va_end(args);
 	if (lg->rdma_cm_id)
 		rdma_reject(lg->rdma_cm_id, &rej, sizeof(rej),
 			    IB_CM_REJ_CONSUMER_DEFINED);
@@ -183,20 +240,26 @@ static u32 srpt_login_find_tpg(struct srpt_login *lg)
 {
 	struct srpt_port *sport = lg->sport;
 	bool any_enabled = false;
+	char gid_name[64], guid_name[64];
 
 	mutex_lock(&srpt_dev_mutex);
 	if (srpt_login_scan_port_id(sport->gid_id, lg, &any_enabled))
 		srpt_login_scan_port_id(sport->guid_id, lg, &any_enabled);
+	strscpy(gid_name, sport->gid_name, sizeof(gid_name));
+	strscpy(guid_name, sport->guid_name, sizeof(guid_name));
 	mutex_unlock(&srpt_dev_mutex);
 
 	if (lg->stpg)
 		return 0;
 	if (!any_enabled)
 		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "target port not enabled");
+				    "no enabled TPG under srpt/%s or srpt/%s",
+				    gid_name, guid_name);
 	else
 		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "no ACL for this initiator");
+				    "no ACL for this initiator: none named %s, %s or %s in an enabled TPG (targetcli: acls create ib.%s)",
+				    lg->id_name, lg->id_name + 2, lg->src_name,
+				    lg->id_name + 2);
 	return SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
 }
 
@@ -294,6 +357,7 @@ static struct srpt_rdma_ch *srpt_ch_build(struct srpt_login *lg,
 	ch->max_rsp_size = lg->attrib.srp_max_rsp_size;
 	ch->max_ti_iu_len = ch->max_rsp_size;
 	strscpy(ch->sess_name, lg->src_name, sizeof(ch->sess_name));
+	ch->id = atomic_inc_return(&srpt_next_cid);
 	ch->use_srq = lg->attrib.use_srq && !srpt_get_srq(lg->sdev);
 	if (lg->rdma_cm_id) {
 		ch->using_rdma_cm = true;
@@ -319,6 +383,7 @@ static struct srpt_rdma_ch *srpt_ch_build(struct srpt_login *lg,
 			*reason = SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
 		goto err_destroy_ib;
 	}
+	ch->nacl = ch->sess->se_node_acl;
 	return ch;
 
 err_destroy_ib:
@@ -352,13 +417,16 @@ static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 		list_for_each_entry(other, &ch->nexus->ch_list, list) {
 			if (srpt_disconnect_ch(other))
 				continue;
-			pr_info("%s: closed by single-channel login\n",
-				other->sess_name);
+			pr_info_ratelimited("%s: channel %u closed by a single-channel login\n",
+					    other->sess_name, other->id);
 			rsp->rsp_flags |= SRP_LOGIN_RSP_MULTICHAN_TERMINATED;
 		}
 	} else {
 		rsp->rsp_flags |= SRP_LOGIN_RSP_MULTICHAN_MAINTAINED;
 	}
+	if (!ch->nexus->id)
+		ch->nexus->id = atomic_inc_return(&srpt_next_sid);
+	ch->login_time = ktime_get_real_seconds();
 	list_add_tail(&ch->list, &ch->nexus->ch_list);
 	return 0;
 }
@@ -425,17 +493,19 @@ static void srpt_login_finish(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 	if (!ret)
 		ret = srpt_ch_accept(ch, lg, rsp);
 	if (!ret) {
-		pr_info("%s: logged in as %s, %u credits%s%s\n", ch->sess_name,
-			lg->acl_name, ch->rq_size,
+		pr_info("%s: logged in as %s, %u credits%s%s; channel %u of session %u on %s, request IU %u bytes\n",
+			ch->sess_name, lg->acl_name, ch->rq_size,
 			ch->imm_data_offset ? ", immediate data" : "",
-			ch->use_srq ? ", SRQ" : "");
+			ch->use_srq ? ", SRQ" : "", ch->id, ch->nexus->id,
+			lg->port_name, be32_to_cpu(lg->req->req_it_iu_len));
 		return;
 	}
-	srpt_send_login_rej(lg, ret == -ESHUTDOWN ?
-			    SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL :
-			    SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
-			    ret == -ESHUTDOWN ? "target port disabled" :
-			    "accepting the connection failed");
+	if (ret == -ESHUTDOWN)
+		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				    "the TPG was disabled or the device removed during the login");
+	else
+		srpt_send_login_rej(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
+				    "accepting the connection failed (%d)", ret);
 	srpt_close_ch(ch);
 }
 
@@ -447,12 +517,13 @@ static int srpt_login_gate(struct srpt_login *lg)
 {
 	struct srpt_port *sport = lg->sport;
 	bool removing;
+	char why[160];
 	u32 reason;
 
 	reason = srpt_check_login_req(lg->req, srp_max_req_size,
-				      srpt_service_guid);
+				      srpt_service_guid, why, sizeof(why));
 	if (reason) {
-		srpt_send_login_rej(lg, reason, "invalid login request");
+		srpt_send_login_rej(lg, reason, "%s", why);
 		return -EINVAL;
 	}
 
@@ -487,16 +558,16 @@ static int srpt_cm_req_recv(struct srpt_login *lg)
 	struct srp_login_rsp *rsp;
 	struct srpt_rdma_ch *ch;
 	u32 reason;
-	int ret = -ECONNREFUSED;
+	int err = -ENOMEM;
 
 	srpt_format_id(lg->id_name, sizeof(lg->id_name),
 		       lg->req->initiator_port_id);
-	pr_info("login from %s (%s) on %s-%u, it_iu_len %u\n", lg->id_name,
-		lg->src_name, dev_name(&lg->sdev->device->dev), sport->port,
-		be32_to_cpu(lg->req->req_it_iu_len));
+	pr_debug("login from %s (%s) on %s, it_iu_len %u\n", lg->id_name,
+		 lg->src_name, lg->port_name,
+		 be32_to_cpu(lg->req->req_it_iu_len));
 
 	if (srpt_login_gate(lg))
-		return ret;
+		return -ECONNREFUSED;
 	if (srpt_login_find_tpg(lg))
 		goto put_sport;
 
@@ -506,15 +577,18 @@ static int srpt_cm_req_recv(struct srpt_login *lg)
 		goto reject;
 	}
 	ch = srpt_ch_build(lg, rsp, &reason);
-	if (IS_ERR(ch))
+	if (IS_ERR(ch)) {
+		err = PTR_ERR(ch);
 		goto free_rsp;
+	}
 	ch->nexus = srpt_get_nexus(sport, lg->req->initiator_port_id,
 				   lg->req->target_port_id);
 	if (IS_ERR(ch->nexus)) {
 		reason = SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES;
 		goto unbuild;
 	}
-	if (srpt_ch_link(ch, lg, rsp)) {
+	err = srpt_ch_link(ch, lg, rsp);
+	if (err) {
 		reason = SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
 		goto unbuild;
 	}
@@ -528,11 +602,12 @@ unbuild:
 free_rsp:
 	kfree(rsp);
 reject:
-	srpt_send_login_rej(lg, reason, "cannot set up the channel");
+	srpt_send_login_rej(lg, reason, "setting up the channel failed (%d)",
+			    err);
 	srpt_login_put_tpg(lg->stpg);
 put_sport:
 	srpt_login_put_sport(sport);
-	return ret;
+	return -ECONNREFUSED;
 }
 
 static int srpt_ib_cm_req_recv(struct ib_cm_id *cm_id,
@@ -553,6 +628,8 @@ static int srpt_ib_cm_req_recv(struct ib_cm_id *cm_id,
 	if (param->port < 1 || param->port > sdev->device->phys_port_cnt)
 		return -EINVAL;
 	lg.sport = &sdev->port[param->port - 1];
+	snprintf(lg.port_name, sizeof(lg.port_name), "%s-%u",
+		 dev_name(&sdev->device->dev), param->port);
 	return srpt_cm_req_recv(&lg);
 }
 
@@ -571,10 +648,14 @@ static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
 
 	snprintf(lg.src_name, sizeof(lg.src_name), "%pIS",
 		 &cm_id->route.addr.dst_addr);
+	snprintf(lg.port_name, sizeof(lg.port_name), "%s-%u",
+		 dev_name(&cm_id->device->dev), cm_id->port_num);
 	if (!rr || event->param.conn.private_data_len < sizeof(*rr)) {
 		lg.req = NULL;
 		srpt_send_login_rej(&lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "login request too short");
+				    "a login request of %u bytes presented, %zu expected",
+				    rr ? event->param.conn.private_data_len : 0,
+				    sizeof(*rr));
 		return -EINVAL;
 	}
 	req.opcode = rr->opcode;
@@ -590,7 +671,7 @@ static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
 	if (!lg.sdev || cm_id->port_num < 1 ||
 	    cm_id->port_num > cm_id->device->phys_port_cnt) {
 		srpt_send_login_rej(&lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "no SRP target on this device");
+				    "ib_srpt has no such device or port");
 		if (lg.sdev)
 			srpt_sdev_put(lg.sdev);
 		return -ECONNREFUSED;
@@ -603,8 +684,8 @@ static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
 
 static void srpt_cm_rej_recv(struct srpt_rdma_ch *ch, int reason)
 {
-	pr_info("%s: initiator rejected the connection (reason %d)\n",
-		ch->sess_name, reason);
+	pr_info_ratelimited("%s: channel %u: the initiator rejected the connection (reason %d)\n",
+			    ch->sess_name, ch->id, reason);
 	srpt_close_ch(ch);
 }
 
@@ -682,8 +763,8 @@ int srpt_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *event)
 	case IB_CM_MRA_RECEIVED:
 		break;
 	default:
-		pr_warn("%s: unexpected IB CM event %d\n", ch->sess_name,
-			event->event);
+		pr_warn_ratelimited("%s: unexpected IB CM event %d\n",
+				    ch->sess_name, event->event);
 		break;
 	}
 	return 0;
@@ -719,8 +800,8 @@ static int srpt_rdma_cm_handler(struct rdma_cm_id *cm_id,
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 		break;
 	default:
-		pr_warn("%s: unexpected RDMA/CM event %d\n", ch->sess_name,
-			event->event);
+		pr_warn_ratelimited("%s: unexpected RDMA/CM event %d\n",
+				    ch->sess_name, event->event);
 		break;
 	}
 	return 0;

@@ -7,7 +7,9 @@
  *   <wwn>/version                      empty, kept for tools
  *   <wwn>/tpgt_<n>/attrib/srp_max_rdma_size, srp_max_rsp_size,
  *                         srp_sq_size, use_srq
- *   <wwn>/tpgt_<n>/acls/<initiator>
+ *   <wwn>/tpgt_<n>/acls/<initiator>/info   the initiator's sessions, in
+ *                                         the form rtslib-fb parses
+ *   <wwn>/tpgt_<n>/acls/<initiator>/auth/authenticate_target   always 0
  *
  * A <wwn> names a port either by its GUID, "xxxx:xxxx:xxxx:xxxx", or by GID
  * 0, "0x" and 32 hex digits (the form targetcli-fb uses). An <initiator> is
@@ -15,11 +17,15 @@
  * or an IP address.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/configfs.h>
 #include <linux/ctype.h>
 #include <linux/inet.h>
 #include <linux/kernel.h>
+#include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <linux/unaligned.h>
 #include <net/net_namespace.h>
 #include <target/target_core_base.h>
@@ -193,17 +199,20 @@ static ssize_t srpt_attr_show(struct config_item *item, char *page,
 }
 
 static ssize_t srpt_attr_store(struct config_item *item, const char *page,
-			       size_t count, size_t off, u32 min, u32 max)
+			       size_t count, size_t off, const char *name,
+			       u32 min, u32 max)
 {
 	struct srpt_tpg *stpg = srpt_attr_tpg(item);
 	u32 val;
 	int ret;
 
 	ret = kstrtou32(page, 0, &val);
-	if (ret)
-		return ret;
-	if (val < min || val > max)
-		return -EINVAL;
+	if (ret || val < min || val > max) {
+		pr_warn("%s/tpgt_%u: %s must be a number in [%u..%u], not \"%.*s\"\n",
+			stpg->sport_id->name, stpg->tag, name, min, max,
+			(int)strcspn(page, "\n"), page);
+		return ret ? ret : -EINVAL;
+	}
 
 	mutex_lock(&stpg->sport_id->mutex);
 	if (off == offsetof(struct srpt_tpg_attrib, use_srq))
@@ -230,7 +239,7 @@ static ssize_t srpt_tpg_attrib_srp_max_rdma_size_store(struct config_item *item,
 {
 	return srpt_attr_store(item, page, count,
 			       offsetof(struct srpt_tpg_attrib, srp_max_rdma_size),
-			       SRPT_DEF_RDMA_SIZE, SRPT_MAX_RDMA_SIZE);
+			       "srp_max_rdma_size", SRPT_DEF_RDMA_SIZE, SRPT_MAX_RDMA_SIZE);
 }
 
 CONFIGFS_ATTR(srpt_tpg_attrib_, srp_max_rdma_size);
@@ -248,7 +257,7 @@ static ssize_t srpt_tpg_attrib_srp_max_rsp_size_store(struct config_item *item,
 {
 	return srpt_attr_store(item, page, count,
 			       offsetof(struct srpt_tpg_attrib, srp_max_rsp_size),
-			       SRPT_MIN_RSP_SIZE, SRPT_MAX_RSP_SIZE);
+			       "srp_max_rsp_size", SRPT_MIN_RSP_SIZE, SRPT_MAX_RSP_SIZE);
 }
 
 CONFIGFS_ATTR(srpt_tpg_attrib_, srp_max_rsp_size);
@@ -266,7 +275,7 @@ static ssize_t srpt_tpg_attrib_srp_sq_size_store(struct config_item *item,
 {
 	return srpt_attr_store(item, page, count,
 			       offsetof(struct srpt_tpg_attrib, srp_sq_size),
-			       SRPT_MIN_SRQ_SIZE, SRPT_MAX_SRQ_SIZE);
+			       "srp_sq_size", SRPT_MIN_SRQ_SIZE, SRPT_MAX_SRQ_SIZE);
 }
 
 CONFIGFS_ATTR(srpt_tpg_attrib_, srp_sq_size);
@@ -284,7 +293,7 @@ static ssize_t srpt_tpg_attrib_use_srq_store(struct config_item *item,
 {
 	return srpt_attr_store(item, page, count,
 			       offsetof(struct srpt_tpg_attrib, use_srq),
-			       0, 1);
+			       "use_srq", 0, 1);
 }
 
 CONFIGFS_ATTR(srpt_tpg_attrib_, use_srq);
@@ -312,8 +321,11 @@ static ssize_t srpt_rdma_cm_port_store(struct config_item *item,
 	int ret;
 
 	ret = kstrtou16(page, 0, &port);
-	if (ret)
+	if (ret) {
+		pr_warn("rdma_cm_port must be a port number in [0..65535] (0: off), not \"%.*s\"\n",
+			(int)strcspn(page, "\n"), page);
 		return ret;
+	}
 	ret = srpt_rdma_cm_port_set(port);
 	return ret ? ret : count;
 }
@@ -336,5 +348,226 @@ CONFIGFS_ATTR_RO(srpt_wwn_, version);
 
 struct configfs_attribute *srpt_wwn_attrs[] = {
 	&srpt_wwn_attr_version,
+	NULL,
+};
+
+/* --- <wwn>/tpgt_<n>/acls/<initiator>/info --- */
+
+/*
+ * rtslib-fb (and so "targetcli sessions") reads an ACL's info file the way
+ * LIO's iSCSI fabric writes it, line by line:
+ *   "No active..." first           no session;
+ *   "InitiatorName:"               a session starts;
+ *   "InitiatorAlias: <word>"       the alias targetcli lists;
+ *   "LIO Session ID: <n> ... SessionType: <word>";
+ *   "..._STATE_<word>"             the session state, then per connection
+ *   "CID: <n> ... TARG_CONN_STATE_<word>" and
+ *   "   Address <address> <transport>".
+ * An SRP session (I_T nexus) is one or more channels; each channel is
+ * shown as one connection. No other line may contain "Address" or
+ * "_STATE_".
+ */
+
+static const char * const srpt_info_ch_state[] = {
+	[CH_CONNECTING]		= "CONNECTING",
+	[CH_LIVE]		= "LIVE",
+	[CH_DISCONNECTING]	= "DISCONNECTING",
+	[CH_DRAINING]		= "DRAINING",
+	[CH_DISCONNECTED]	= "DISCONNECTED",
+};
+
+/* A session is logged in while one of its channels is, else the earliest. */
+static const char *srpt_info_sess_state(const struct srpt_ch_info *ci,
+					unsigned int n)
+{
+	enum srpt_ch_state best = CH_DISCONNECTED;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (ci[i].state == CH_LIVE)
+			return "LOGGED_IN";
+		best = min(best, ci[i].state);
+	}
+	return best == CH_CONNECTING ? "IN_LOGIN" : "LOGGING_OUT";
+}
+
+static size_t srpt_info_channel(char *buf, size_t size,
+				const struct srpt_ch_info *ci, time64_t now)
+{
+	size_t len;
+
+	len = scnprintf(buf, size,
+			"CID: %u  Connection State: TARG_CONN_STATE_%s\n"
+			"   Address %s %s  P_Key: %#06x\n",
+			ci->cid, srpt_info_ch_state[ci->state], ci->addr,
+			ci->rdma_cm ? "RDMA/CM" : "IB_CM", ci->pkey);
+	if (ci->login_time)
+		len += scnprintf(buf + len, size - len,
+				 "   Login time: %ptTs UTC (%lld s ago)\n",
+				 &ci->login_time,
+				 max_t(time64_t, now - ci->login_time, 0));
+	len += scnprintf(buf + len, size - len,
+			 "   Outstanding commands: %u  Credits held by the initiator: %u of %u%s%s\n",
+			 ci->outstanding, ci->credits, ci->queue_depth,
+			 ci->imm_data ? "  immediate data" : "",
+			 ci->use_srq ? "  SRQ" : "");
+	return len;
+}
+
+/**
+ * srpt_format_acl_info - write the text of an ACL's info attribute
+ * @buf: output buffer.
+ * @size: size of @buf.
+ * @acl_name: the ACL's name.
+ * @ci: snapshots of the ACL's channels, those of one session adjacent.
+ * @n: number of entries in @ci.
+ * @more: channels that did not fit in @ci, only counted.
+ * @now: current wall clock time, for the age of each login.
+ *
+ * Context: any context.
+ * Return: the number of characters written, without the final NUL.
+ */
+ssize_t srpt_format_acl_info(char *buf, size_t size, const char *acl_name,
+			     const struct srpt_ch_info *ci, unsigned int n,
+			     unsigned int more, time64_t now)
+{
+	unsigned int i, j;
+	size_t len = 0;
+
+	if (!n)
+		return scnprintf(buf, size,
+				 "No active SRP session for initiator %s\n",
+				 acl_name);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && ci[j].sid == ci[i].sid; j++)
+			;
+		len += scnprintf(buf + len, size - len,
+				 "InitiatorName: %s\n"
+				 "InitiatorAlias: 0x%016llx%016llx\n"
+				 "LIO Session ID: %u   SessionType: Normal\n"
+				 "Session State: TARG_SESS_STATE_%s\n"
+				 "Target port id: 0x%016llx%016llx\n"
+				 "Channels: %u\n",
+				 acl_name, get_unaligned_be64(ci[i].i_port_id),
+				 get_unaligned_be64(ci[i].i_port_id + 8),
+				 ci[i].sid, srpt_info_sess_state(ci + i, j - i),
+				 get_unaligned_be64(ci[i].t_port_id),
+				 get_unaligned_be64(ci[i].t_port_id + 8), j - i);
+		for (; i < j; i++)
+			len += srpt_info_channel(buf + len, size - len, ci + i,
+						 now);
+	}
+	if (more)
+		len += scnprintf(buf + len, size - len,
+				 "(%u more channels not shown)\n", more);
+	return len;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_format_acl_info);
+
+/* At most this many channels are shown; their text fills about a page. */
+#define SRPT_INFO_MAX_CH	12U
+
+static void srpt_info_snapshot(struct srpt_ch_info *ci,
+			       const struct srpt_nexus *nexus,
+			       struct srpt_rdma_ch *ch)
+{
+	enum srpt_command_state st;
+	unsigned long flags;
+	u32 i;
+
+	ci->sid = nexus->id;
+	ci->cid = ch->id;
+	spin_lock_irqsave(&ch->lock, flags);
+	ci->state = ch->state;
+	spin_unlock_irqrestore(&ch->lock, flags);
+	ci->rdma_cm = ch->using_rdma_cm;
+	ci->use_srq = ch->use_srq;
+	ci->imm_data = ch->imm_data_offset;
+	ci->pkey = ch->pkey;
+	ci->queue_depth = ch->rq_size;
+	ci->login_time = ch->login_time;
+	ci->credits = clamp_t(int, atomic_read(&ch->req_lim), 0, ch->rq_size);
+	/*
+	 * Commands between LIO and the wire. A context fresh from its ring
+	 * is in state NEW as well, so the short NEW step is not counted.
+	 */
+	for (i = 0; i < ch->rq_size; i++) {
+		st = READ_ONCE(ch->ioctx_ring[i]->state);
+		ci->outstanding += st > SRPT_STATE_NEW && st < SRPT_STATE_DONE;
+	}
+	memcpy(ci->i_port_id, nexus->i_port_id, sizeof(ci->i_port_id));
+	memcpy(ci->t_port_id, nexus->t_port_id, sizeof(ci->t_port_id));
+	strscpy(ci->addr, ch->sess_name, sizeof(ci->addr));
+}
+
+/*
+ * Snapshot the channels admitted through @nacl, one nexus after the other.
+ * Returns how many there are; only the first @max are stored. A channel's
+ * send ring lives until the channel leaves its nexus, which needs the port
+ * mutex held here.
+ */
+static unsigned int srpt_acl_channels(const struct se_node_acl *nacl,
+				      struct srpt_ch_info *ci, unsigned int max)
+{
+	struct srpt_port *sport = srpt_tpg_to_sport(nacl->se_tpg);
+	struct srpt_nexus *nexus;
+	struct srpt_rdma_ch *ch;
+	unsigned int n = 0;
+
+	guard(mutex)(&sport->mutex);
+	list_for_each_entry(nexus, &sport->nexus_list, entry) {
+		list_for_each_entry(ch, &nexus->ch_list, list) {
+			if (ch->nacl != nacl)
+				continue;
+			if (n < max)
+				srpt_info_snapshot(&ci[n], nexus, ch);
+			n++;
+		}
+	}
+	return n;
+}
+
+static ssize_t srpt_acl_info_show(struct config_item *item, char *page)
+{
+	struct se_node_acl *nacl = container_of(to_config_group(item),
+						struct se_node_acl, acl_group);
+	struct srpt_ch_info *ci;
+	unsigned int n;
+	ssize_t len;
+
+	ci = kcalloc(SRPT_INFO_MAX_CH, sizeof(*ci), GFP_KERNEL);
+	if (!ci)
+		return -ENOMEM;
+	n = srpt_acl_channels(nacl, ci, SRPT_INFO_MAX_CH);
+	len = srpt_format_acl_info(page, PAGE_SIZE, nacl->initiatorname, ci,
+				   min(n, SRPT_INFO_MAX_CH),
+				   n - min(n, SRPT_INFO_MAX_CH),
+				   ktime_get_real_seconds());
+	kfree(ci);
+	return len;
+}
+
+CONFIGFS_ATTR_RO(srpt_acl_, info);
+
+struct configfs_attribute *srpt_acl_attrs[] = {
+	&srpt_acl_attr_info,
+	NULL,
+};
+
+/*
+ * acls/<initiator>/auth/authenticate_target: SRP logins carry no
+ * credentials, so no initiator is ever authenticated. The file is here
+ * because "targetcli sessions detail" reads it for every session.
+ */
+static ssize_t srpt_acl_auth_authenticate_target_show(struct config_item *item,
+						      char *page)
+{
+	return sysfs_emit(page, "0\n");
+}
+
+CONFIGFS_ATTR_RO(srpt_acl_auth_, authenticate_target);
+
+struct configfs_attribute *srpt_acl_auth_attrs[] = {
+	&srpt_acl_auth_attr_authenticate_target,
 	NULL,
 };

@@ -2,7 +2,8 @@
 /*
  * KUnit tests for ib_srpt: SRP_CMD descriptor parsing, the Device
  * Management attribute builders, WWN / ACL / initiator port id names,
- * SRP_LOGIN_REQ validation and SRP_RSP building.
+ * SRP_LOGIN_REQ validation, SRP_RSP building and the text of an ACL's
+ * info attribute.
  */
 
 #include <kunit/test.h>
@@ -751,6 +752,9 @@ struct login_case {
 	const char *name;
 	void (*mutate)(struct srp_login_req *req);
 	u32 reason;
+	/* What the log line must say was presented and what was expected. */
+	const char *presented;
+	const char *expected;
 };
 
 static void l_none(struct srp_login_req *r)
@@ -811,21 +815,31 @@ static const struct login_case login_cases[] = {
 	{ "valid single-channel", l_none, 0 },
 	{ "valid multi-channel", l_multi, 0 },
 	{ "smallest IU length", l_min, 0 },
-	{ "wrong opcode", l_opcode, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL },
+	{ "wrong opcode", l_opcode, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+	  "opcode 0x02 presented", "0x00 (SRP_LOGIN_REQ) expected" },
 	{ "IU length too large", l_too_large,
-	  SRP_LOGIN_REJ_REQ_IT_IU_LENGTH_TOO_LARGE },
+	  SRP_LOGIN_REJ_REQ_IT_IU_LENGTH_TOO_LARGE,
+	  "length 8277 presented", "at most 8276 (srp_max_req_size)" },
 	{ "IU length too small", l_too_small,
-	  SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL },
+	  SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+	  "length 63 presented", "at least 64 expected" },
 	{ "no buffer format", l_no_fmt,
-	  SRP_LOGIN_REJ_UNSUPPORTED_DESCRIPTOR_FMT },
+	  SRP_LOGIN_REJ_UNSUPPORTED_DESCRIPTOR_FMT,
+	  "formats 0x0 presented", "direct 0x2 or indirect 0x4 expected" },
 	{ "unknown buffer format", l_odd_fmt,
-	  SRP_LOGIN_REJ_UNSUPPORTED_DESCRIPTOR_FMT },
+	  SRP_LOGIN_REJ_UNSUPPORTED_DESCRIPTOR_FMT,
+	  "formats 0x8 presented", "direct 0x2 or indirect 0x4 expected" },
 	{ "reserved multi-channel action", l_mca,
-	  SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL },
+	  SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+	  "action 2 presented", "0 or 1 expected" },
 	{ "wrong target port id (id_ext)", l_tid_lo,
-	  SRP_LOGIN_REJ_UNABLE_ASSOCIATE_CHANNEL },
+	  SRP_LOGIN_REJ_UNABLE_ASSOCIATE_CHANNEL,
+	  "id 0x0002c90300a1b2c30002c90300a1b2c2 presented",
+	  "0x0002c90300a1b2c30002c90300a1b2c3 expected" },
 	{ "wrong target port id (ioc_guid)", l_tid_hi,
-	  SRP_LOGIN_REJ_UNABLE_ASSOCIATE_CHANNEL },
+	  SRP_LOGIN_REJ_UNABLE_ASSOCIATE_CHANNEL,
+	  "id 0x8002c90300a1b2c30002c90300a1b2c3 presented",
+	  "0x0002c90300a1b2c30002c90300a1b2c3 expected" },
 };
 
 static void login_case_desc(const struct login_case *c, char *desc)
@@ -844,12 +858,245 @@ static void srpt_test_login_req(struct kunit *test)
 		.req_buf_fmt = cpu_to_be16(SRP_BUF_FORMAT_DIRECT |
 					   SRP_BUF_FORMAT_INDIRECT),
 	};
+	char why[160] = "untouched";
 
 	put_unaligned_be64(TEST_GUID, req.target_port_id);
 	put_unaligned_be64(TEST_GUID, req.target_port_id + 8);
 	c->mutate(&req);
 	KUNIT_EXPECT_EQ(test, srpt_check_login_req(&req, TEST_MAX_REQ,
-						   TEST_GUID), c->reason);
+						   TEST_GUID, why, sizeof(why)),
+			c->reason);
+	if (!c->reason) {
+		KUNIT_EXPECT_STREQ(test, why, "untouched");
+		return;
+	}
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(why, c->presented), "%s", why);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(why, c->expected), "%s", why);
+}
+
+/* ------------------------------------------------------------------ */
+/* ACL info attribute                                                  */
+/* ------------------------------------------------------------------ */
+
+#define INFO_ACL	"0x0000000000000000fe80000000000001"
+#define INFO_LOGIN	1700000000LL	/* 2023-11-14 22:13:20 UTC */
+
+static void info_fill(struct srpt_ch_info *ci, u32 sid, u32 cid,
+		      enum srpt_ch_state state)
+{
+	memset(ci, 0, sizeof(*ci));
+	ci->sid = sid;
+	ci->cid = cid;
+	ci->state = state;
+	ci->rdma_cm = true;
+	ci->pkey = 0xffff;
+	ci->queue_depth = 128;
+	ci->credits = 120;
+	ci->outstanding = 8;
+	ci->login_time = state == CH_CONNECTING ? 0 : INFO_LOGIN;
+	ci->i_port_id[15] = 0x01;
+	put_unaligned_be64(TEST_GUID, ci->t_port_id);
+	put_unaligned_be64(TEST_GUID, ci->t_port_id + 8);
+	strscpy(ci->addr, "10.14.0.1", sizeof(ci->addr));
+}
+
+/*
+ * What rtslib-fb's NodeACL._get_session() makes of the text: the fields of
+ * the last session, the number of sessions and connections, and lines that
+ * would confuse it (an "Address" line before any connection).
+ */
+struct info_parse {
+	int sessions;
+	int conns;
+	int bad;
+	u32 sid;
+	u32 cid;
+	char alias[40];
+	char type[16];
+	char state[16];
+	char cstate[16];
+	char address[40];
+	char transport[16];
+};
+
+static void info_word(char *dst, size_t size, const char *src)
+{
+	size_t n;
+
+	src = skip_spaces(src);
+	n = strcspn(src, " \t\n");
+	strscpy(dst, src, min(n + 1, size));
+}
+
+static void info_line(const char *l, struct info_parse *p)
+{
+	const char *c;
+
+	if (str_has_prefix(l, "InitiatorName:")) {
+		p->sessions++;
+		p->conns = 0;
+	} else if (str_has_prefix(l, "InitiatorAlias:")) {
+		info_word(p->alias, sizeof(p->alias), l + 15);
+	} else if (str_has_prefix(l, "LIO Session ID:")) {
+		if (sscanf(l + 15, "%u", &p->sid) != 1)
+			p->bad++;
+		c = strstr(l, "SessionType:");
+		if (c)
+			info_word(p->type, sizeof(p->type), c + 12);
+		else
+			p->bad++;
+	} else if (strstr(l, "TARG_SESS_STATE_")) {
+		info_word(p->state, sizeof(p->state),
+			  strstr(l, "_STATE_") + 7);
+	} else if (strstr(l, "TARG_CONN_STATE_")) {
+		c = strchr(l, ':');
+		if (!c || sscanf(c + 1, "%u", &p->cid) != 1)
+			p->bad++;
+		info_word(p->cstate, sizeof(p->cstate),
+			  strstr(l, "_STATE_") + 7);
+		p->conns++;
+	} else if (strstr(l, "Address")) {
+		if (!p->conns)
+			p->bad++;
+		c = skip_spaces(l);
+		c += strcspn(c, " ");
+		info_word(p->address, sizeof(p->address), c);
+		c = skip_spaces(c);
+		c += strcspn(c, " ");
+		info_word(p->transport, sizeof(p->transport), c);
+	}
+}
+
+static void info_parse(const char *text, struct info_parse *p)
+{
+	const char *c, *end;
+	char l[200];
+	size_t n;
+
+	memset(p, 0, sizeof(*p));
+	for (c = text; *c; c = *end ? end + 1 : end) {
+		end = strchrnul(c, '\n');
+		n = min_t(size_t, end - c, sizeof(l) - 1);
+		memcpy(l, c, n);
+		l[n] = '\0';
+		info_line(l, p);
+	}
+}
+
+static void info_expect(struct kunit *test, const char *buf,
+			const char *line)
+{
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(buf, line), "no \"%s\" in:\n%s",
+				  line, buf);
+}
+
+static void srpt_test_info_none(struct kunit *test)
+{
+	char buf[256];
+	ssize_t len;
+
+	len = srpt_format_acl_info(buf, sizeof(buf), INFO_ACL, NULL, 0, 0, 0);
+	KUNIT_EXPECT_EQ(test, len, (ssize_t)strlen(buf));
+	KUNIT_EXPECT_STREQ(test, buf,
+			   "No active SRP session for initiator " INFO_ACL "\n");
+}
+
+static void srpt_test_info_session(struct kunit *test)
+{
+	struct srpt_ch_info ci[2];
+	struct info_parse p;
+	char *buf;
+
+	buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	info_fill(&ci[0], 7, 21, CH_LIVE);
+	info_fill(&ci[1], 7, 22, CH_CONNECTING);
+	ci[1].imm_data = true;
+	srpt_format_acl_info(buf, PAGE_SIZE, INFO_ACL, ci, 2, 0,
+			     INFO_LOGIN + 42);
+	info_parse(buf, &p);
+	KUNIT_EXPECT_EQ_MSG(test, p.sessions, 1, "%s", buf);
+	KUNIT_EXPECT_EQ(test, p.bad, 0);
+	KUNIT_EXPECT_STREQ(test, p.alias,
+			   "0x00000000000000000000000000000001");
+	KUNIT_EXPECT_EQ(test, p.sid, 7);
+	KUNIT_EXPECT_STREQ(test, p.type, "Normal");
+	KUNIT_EXPECT_STREQ(test, p.state, "LOGGED_IN");
+	KUNIT_EXPECT_EQ(test, p.conns, 2);
+	KUNIT_EXPECT_EQ(test, p.cid, 22);
+	KUNIT_EXPECT_STREQ(test, p.cstate, "CONNECTING");
+	KUNIT_EXPECT_STREQ(test, p.address, "10.14.0.1");
+	KUNIT_EXPECT_STREQ(test, p.transport, "RDMA/CM");
+	info_expect(test, buf, "InitiatorName: " INFO_ACL "\n");
+	info_expect(test, buf,
+		    "Target port id: 0x0002c90300a1b2c30002c90300a1b2c3\n");
+	info_expect(test, buf, "Channels: 2\n");
+	info_expect(test, buf,
+		    "CID: 21  Connection State: TARG_CONN_STATE_LIVE\n");
+	info_expect(test, buf,
+		    "Login time: 2023-11-14 22:13:20 UTC (42 s ago)\n");
+	info_expect(test, buf,
+		    "Outstanding commands: 8  Credits held by the initiator: 120 of 128\n");
+	info_expect(test, buf, "of 128  immediate data\n");
+	/* The connecting channel has no login time yet. */
+	KUNIT_EXPECT_NULL(test, strstr(strstr(buf, "CID: 22"), "Login time:"));
+}
+
+static void srpt_test_info_states(struct kunit *test)
+{
+	static const struct {
+		enum srpt_ch_state a, b;
+		const char *state;
+	} cases[] = {
+		{ CH_CONNECTING, CH_DRAINING, "IN_LOGIN" },
+		{ CH_DISCONNECTING, CH_DISCONNECTED, "LOGGING_OUT" },
+		{ CH_DRAINING, CH_LIVE, "LOGGED_IN" },
+	};
+	struct srpt_ch_info ci[2];
+	struct info_parse p;
+	char buf[2048];
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		info_fill(&ci[0], 1, 1, cases[i].a);
+		info_fill(&ci[1], 1, 2, cases[i].b);
+		srpt_format_acl_info(buf, sizeof(buf), INFO_ACL, ci, 2, 0,
+				     INFO_LOGIN);
+		info_parse(buf, &p);
+		KUNIT_EXPECT_STREQ(test, p.state, cases[i].state);
+	}
+}
+
+static void srpt_test_info_sessions(struct kunit *test)
+{
+	struct srpt_ch_info ci[3];
+	struct info_parse p;
+	char *buf;
+	ssize_t len;
+
+	buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	info_fill(&ci[0], 3, 5, CH_LIVE);
+	info_fill(&ci[1], 3, 6, CH_LIVE);
+	info_fill(&ci[2], 4, 9, CH_LIVE);
+	ci[2].rdma_cm = false;
+	strscpy(ci[2].addr, "fe80:0000:0000:0001", sizeof(ci[2].addr));
+	srpt_format_acl_info(buf, PAGE_SIZE, INFO_ACL, ci, 3, 2, INFO_LOGIN);
+	info_parse(buf, &p);
+	KUNIT_EXPECT_EQ_MSG(test, p.sessions, 2, "%s", buf);
+	KUNIT_EXPECT_EQ(test, p.bad, 0);
+	KUNIT_EXPECT_EQ(test, p.sid, 4);
+	KUNIT_EXPECT_EQ(test, p.conns, 1);
+	KUNIT_EXPECT_STREQ(test, p.address, "fe80:0000:0000:0001");
+	KUNIT_EXPECT_STREQ(test, p.transport, "IB_CM");
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, "(2 more channels not shown)\n"));
+
+	/* A short buffer is filled, not overrun. */
+	memset(buf, 'x', PAGE_SIZE);
+	len = srpt_format_acl_info(buf, 100, INFO_ACL, ci, 3, 0, INFO_LOGIN);
+	KUNIT_EXPECT_EQ(test, len, 99);
+	KUNIT_EXPECT_EQ(test, buf[99], '\0');
+	KUNIT_EXPECT_EQ(test, buf[100], 'x');
 }
 
 /* ------------------------------------------------------------------ */
@@ -1001,6 +1248,10 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE(srpt_test_wwn_names),
 	KUNIT_CASE(srpt_test_acl_names),
 	KUNIT_CASE_PARAM(srpt_test_login_req, login_gen_params),
+	KUNIT_CASE(srpt_test_info_none),
+	KUNIT_CASE(srpt_test_info_session),
+	KUNIT_CASE(srpt_test_info_states),
+	KUNIT_CASE(srpt_test_info_sessions),
 	KUNIT_CASE(srpt_test_rsp_good),
 	KUNIT_CASE(srpt_test_rsp_residuals),
 	KUNIT_CASE(srpt_test_rsp_sense),

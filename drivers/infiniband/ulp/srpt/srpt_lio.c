@@ -78,6 +78,11 @@ static int srpt_init_nodeacl(struct se_node_acl *se_nacl, const char *name)
 		       name);
 		return -EINVAL;
 	}
+	/* Logins look port ids up by their 32-digit forms only. */
+	if (pn.kind == SRPT_NAME_ID &&
+	    strlen(name) != 32 && strlen(name) != 34)
+		pr_warn("ACL %s matches no login: write the initiator port id with all 32 hex digits\n",
+			name);
 	return 0;
 }
 
@@ -199,7 +204,7 @@ static struct se_wwn *srpt_make_tport(struct target_fabric_configfs *tf,
 
 	sport = srpt_lookup_port(name, &slot);
 	if (!sport) {
-		pr_err("no RDMA port named %s\n", name);
+		srpt_log_port_names(name);
 		return ERR_PTR(-EINVAL);
 	}
 	pid = kzalloc(sizeof(*pid), GFP_KERNEL);
@@ -274,6 +279,8 @@ const struct target_core_fabric_ops srpt_template = {
 	.tfc_discovery_attrs		= srpt_da_attrs,
 	.tfc_wwn_attrs			= srpt_wwn_attrs,
 	.tfc_tpg_attrib_attrs		= srpt_tpg_attrib_attrs,
+	.tfc_tpg_nacl_base_attrs	= srpt_acl_attrs,
+	.tfc_tpg_nacl_auth_attrs	= srpt_acl_auth_attrs,
 	.default_submit_type		= TARGET_DIRECT_SUBMIT,
 	.direct_submit_supp		= 1,
 };

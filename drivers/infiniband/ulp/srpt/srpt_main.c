@@ -60,6 +60,39 @@ module_param_cb(srpt_service_guid, &srpt_guid_param_ops, &srpt_service_guid,
 MODULE_PARM_DESC(srpt_service_guid,
 		 "Using this value for ioc_guid, id_ext, and cm_listen_id instead of using the node_guid of the first HCA.");
 
+/*
+ * The RDMA/CM listener port at module load. targetcli's saveconfig.json has
+ * no place for discovery_auth/rdma_cm_port, so "options ib_srpt
+ * rdma_cm_port=N" in /etc/modprobe.d is what survives a reboot. Reading the
+ * parameter shows the port listened on now, whichever way it was set.
+ */
+static u16 srpt_rdma_cm_port_param;
+
+static int srpt_cm_port_param_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	int ret = kstrtou16(val, 0, kp->arg);
+
+	if (ret)
+		pr_err("rdma_cm_port=%s: must be a port number in [0..65535] (0: off)\n",
+		       val);
+	return ret;
+}
+
+static int srpt_cm_port_param_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%u\n", srpt_rdma_cm_port_get());
+}
+
+static const struct kernel_param_ops srpt_cm_port_param_ops = {
+	.set = srpt_cm_port_param_set,
+	.get = srpt_cm_port_param_get,
+};
+module_param_cb(rdma_cm_port, &srpt_cm_port_param_ops,
+		&srpt_rdma_cm_port_param, 0444);
+MODULE_PARM_DESC(rdma_cm_port,
+		 "RDMA/CM port to listen on from module load (0, the default: none); the same as writing discovery_auth/rdma_cm_port in configfs, which can change it later.");
+
 /* Protects srpt_dev_list and the names and WWN pointers of its ports. */
 DEFINE_MUTEX(srpt_dev_mutex);
 static LIST_HEAD(srpt_dev_list);
@@ -345,6 +378,31 @@ struct srpt_port *srpt_lookup_port(const char *name,
 }
 
 /**
+ * srpt_log_port_names - log the WWN names the RDMA ports have
+ * @wrong: the name that matched no port, for the first line.
+ *
+ * Tells an administrator whose mkdir of a WWN failed what was expected.
+ *
+ * Context: process context; takes srpt_dev_mutex.
+ */
+void srpt_log_port_names(const char *wrong)
+{
+	struct srpt_device *sdev;
+	u32 i;
+
+	guard(mutex)(&srpt_dev_mutex);
+	pr_err("no RDMA port named %s; the ports are named:%s\n", wrong,
+	       list_empty(&srpt_dev_list) ? " (none: no RDMA device yet)" : "");
+	list_for_each_entry(sdev, &srpt_dev_list, list) {
+		for (i = 0; i < sdev->device->phys_port_cnt; i++)
+			pr_err("  %s-%u: %s (targetcli: ib.%s) or %s\n",
+			       dev_name(&sdev->device->dev), i + 1,
+			       sdev->port[i].gid_name, sdev->port[i].gid_name + 2,
+			       sdev->port[i].guid_name);
+	}
+}
+
+/**
  * srpt_sdev_get - find the srpt_device of an RDMA device
  * @device: the RDMA device.
  *
@@ -527,7 +585,8 @@ struct ib_client srpt_client = {
  *
  * Checks the module parameters, then registers the LIO fabric before the
  * ib_client so that devices appearing during registration can already be
- * named in configfs.
+ * named in configfs, and last starts the RDMA/CM listener if rdma_cm_port
+ * asks for one.
  *
  * Context: process context (module load).
  * Return: 0 or a negative errno.
@@ -555,6 +614,17 @@ static int __init srpt_init_module(void)
 	if (ret) {
 		pr_err("ib_register_client() failed (%d)\n", ret);
 		goto err_unregister_template;
+	}
+	/*
+	 * The listener covers RDMA devices added later too. Failing to
+	 * listen does not fail the load: configfs can still be restored and
+	 * the port set there.
+	 */
+	if (srpt_rdma_cm_port_param) {
+		ret = srpt_rdma_cm_port_set(srpt_rdma_cm_port_param);
+		if (ret)
+			pr_err("rdma_cm_port=%u: listening failed (%d); no RDMA/CM logins until discovery_auth/rdma_cm_port is written\n",
+			       srpt_rdma_cm_port_param, ret);
 	}
 	return 0;
 

@@ -267,6 +267,12 @@ enum srpt_ch_state {
  *	context was free. Only touched from the channel's CQ context.
  * @pkey: partition key of the connection.
  * @sess: LIO session.
+ * @nacl: the ACL that admitted the login; only compared, never
+ *	dereferenced (LIO closes the channel before it frees the ACL).
+ * @id: channel number, unique while the module is loaded; the "CID" of
+ *	the ACL's info attribute and of log messages.
+ * @login_time: wall clock time the channel was linked into its nexus,
+ *	written under srpt_port.mutex.
  * @sess_name: initiator address used in log messages.
  * @release_work: runs srpt_release_channel_work().
  */
@@ -304,6 +310,9 @@ struct srpt_rdma_ch {
 	struct list_head	cmd_wait_list;
 	u16			pkey;
 	struct se_session	*sess;
+	const struct se_node_acl *nacl;
+	u32			id;
+	time64_t		login_time;
 	char			sess_name[64];
 	struct work_struct	release_work;
 };
@@ -314,10 +323,13 @@ struct srpt_rdma_ch {
  * @ch_list: channels of this nexus, protected by srpt_port.mutex.
  * @i_port_id: initiator port identifier from SRP_LOGIN_REQ.
  * @t_port_id: target port identifier from SRP_LOGIN_REQ.
+ * @id: session number shown by the ACL's info attribute; set under
+ *	srpt_port.mutex when the first channel is linked, 0 before.
  */
 struct srpt_nexus {
 	struct list_head	entry;
 	struct list_head	ch_list;
+	u32			id;
 	u8			i_port_id[16];
 	u8			t_port_id[16];
 };
@@ -473,6 +485,40 @@ struct srpt_port_name {
 	u8	id[16];
 };
 
+/**
+ * struct srpt_ch_info - a snapshot of one channel for an ACL's info file
+ * @sid: session (nexus) number.
+ * @cid: channel number.
+ * @state: channel state.
+ * @rdma_cm: logged in over the RDMA/CM rather than the IB CM.
+ * @use_srq: receives through the device's shared receive queue.
+ * @imm_data: immediate data accepted.
+ * @pkey: partition key of the connection.
+ * @queue_depth: credits granted at login (receive ring size).
+ * @credits: credits the initiator holds now.
+ * @outstanding: commands being executed or transferring data.
+ * @login_time: wall clock time of the login, 0 while connecting.
+ * @i_port_id: initiator port id.
+ * @t_port_id: target port id presented at login.
+ * @addr: the initiator's IP address (RDMA/CM) or port GUID (IB CM).
+ */
+struct srpt_ch_info {
+	u32			sid;
+	u32			cid;
+	enum srpt_ch_state	state;
+	bool			rdma_cm;
+	bool			use_srq;
+	bool			imm_data;
+	u16			pkey;
+	u32			queue_depth;
+	u32			credits;
+	u32			outstanding;
+	time64_t		login_time;
+	u8			i_port_id[16];
+	u8			t_port_id[16];
+	char			addr[64];
+};
+
 /* srpt_main.c */
 struct kmem_cache *srpt_cache_get(unsigned int object_size);
 void srpt_cache_put(struct kmem_cache *cache);
@@ -481,6 +527,7 @@ void srpt_sdev_put(struct srpt_device *sdev);
 struct srpt_device *srpt_sdev_get(struct ib_device *device);
 struct srpt_port *srpt_lookup_port(const char *name,
 				   struct srpt_port_id ***slot);
+void srpt_log_port_names(const char *wrong);
 
 /* srpt_mad.c */
 void srpt_set_ioc(u8 *c_list, u32 slot, u8 value);
@@ -565,16 +612,21 @@ int srpt_build_tskmgmt_rsp(struct srpt_rdma_ch *ch,
 extern struct configfs_attribute *srpt_tpg_attrib_attrs[];
 extern struct configfs_attribute *srpt_da_attrs[];
 extern struct configfs_attribute *srpt_wwn_attrs[];
+extern struct configfs_attribute *srpt_acl_attrs[];
+extern struct configfs_attribute *srpt_acl_auth_attrs[];
 void srpt_format_guid(char *buf, size_t size, __be64 guid);
 void srpt_format_id(char *buf, size_t size, const u8 id[16]);
 int srpt_parse_guid(u64 *guid, const char *name);
 int srpt_parse_i_port_id(u8 i_port_id[16], const char *name);
 int srpt_parse_port_name(const char *name, struct srpt_port_name *out);
+ssize_t srpt_format_acl_info(char *buf, size_t size, const char *acl_name,
+			     const struct srpt_ch_info *ci, unsigned int n,
+			     unsigned int more, time64_t now);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* File-local helpers made visible to srpt_kunit.c. */
 u32 srpt_check_login_req(const struct srp_login_req *req, u32 max_req_size,
-			 u64 service_guid);
+			 u64 service_guid, char *why, size_t why_size);
 int srpt_parse_desc_tbl(const struct srp_cmd *cmd, u32 iu_len,
 			u16 imm_data_offset, struct srpt_desc_info *info);
 int srpt_iu_opcode(const void *iu, u32 len);
