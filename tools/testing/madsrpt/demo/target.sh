@@ -54,9 +54,9 @@ print(c.recv(200).decode().strip())
 say "initiator says: $msg"
 
 dmesg | grep 'ib_srpt: ' | tail -n 8 | sed 's/^/    dmesg: /'
-login=$(dmesg | sed -n 's/.*ib_srpt: login from .*, it_iu_len \([0-9]*\)$/\1/p' | tail -n 1)
+login=$(dmesg | sed -n 's/.*ib_srpt: .*: logged in as .*, request IU \([0-9]*\) bytes$/\1/p' | tail -n 1)
 chans=$(dmesg | grep -c 'ib_srpt: .*: logged in as ')
-how=$(dmesg | sed -n 's/.*ib_srpt: .*: logged in as [^,]*, //p' | tail -n 1)
+how=$(dmesg | sed -n 's/.*ib_srpt: .*: logged in as [^,]*, \([^;]*\);.*/\1/p' | tail -n 1)
 report "login (target side): $chans channel(s), initiator IU $login bytes, $how"
 counters=$(ms_mad_counters rxe0) || die "no MAD counters in debugfs: is this our MAD layer?"
 report "MADs through our MAD layer (target rxe0 port 1): $counters"
