@@ -361,6 +361,7 @@ void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 			  (const struct ib_mad_hdr *)priv->mad);
 	ib_mad_recv_process(qp_info, priv, opa);
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_done);
 
 /* Address matching ------------------------------------------------------ */
 

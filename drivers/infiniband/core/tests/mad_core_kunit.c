@@ -8,7 +8,8 @@
  * no capabilities (so security checks pass and DMA mapping is virtual), a
  * fake QP, and a static stub in place of ib_mad_qp_post_send() that only
  * records what would have been posted. The tests then play the CQ and the
- * network by calling ib_mad_send_wc_done() and ib_mad_deliver().
+ * network by calling ib_mad_send_wc_done(), ib_mad_deliver() and
+ * ib_mad_recv_done().
  */
 
 #include <kunit/test.h>
@@ -564,6 +565,7 @@ struct mad_test_env {
 	struct ib_port_data port_data[2];
 	struct ib_pd pd;
 	struct ib_qp qp;
+	struct ib_qp qp0;
 	struct ib_mad_port_private *port;
 	struct ib_mad_agent_private *priv;
 	struct kunit *test;
@@ -1335,6 +1337,234 @@ static void mad_test_rmpp_recv_linger(struct kunit *test)
 	ib_mad_rmpp_cancel_recvs(env->priv);
 }
 
+/* Directed-route SMPs through the receive entry point --------------------- */
+
+#define MAD_TEST_MKEY	0x0123456789abcdefULL
+
+/*
+ * Hand @recv to ib_mad_recv_done() as the CQ would: a completion on QP0
+ * of the fake port, whose receive ring is empty and has no room to refill.
+ */
+static void mad_test_recv_qp0(struct mad_test_env *env,
+			      struct ib_mad_recv_priv *recv, u32 byte_len)
+{
+	struct ib_mad_qp_info *qp0 = &env->port->qp_info[0];
+	struct ib_wc wc = {
+		.wr_cqe = &recv->mad_list.cqe,
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_RECV,
+		.byte_len = byte_len,
+		.qp = &env->qp0,
+		.port_num = 1,
+	};
+
+	env->qp0.pd = &env->pd;
+	env->qp0.device = env->dev;
+	env->qp0.qp_num = 0;
+	qp0->qp = &env->qp0;
+	spin_lock_init(&qp0->recv_queue.lock);
+	INIT_LIST_HEAD(&qp0->recv_queue.list);
+	qp0->recv_queue.qp_info = qp0;
+	recv->mad_list.mad_queue = &qp0->recv_queue;
+	recv->mad_list.cqe.done = ib_mad_recv_done;
+	list_add_tail(&recv->mad_list.list, &qp0->recv_queue.list);
+	qp0->recv_queue.count = 1;
+	ib_mad_recv_done(NULL, &wc);
+}
+
+/*
+ * An IB and an OPA directed-route SMP whose hop pointer is past the end of
+ * their path arrive: the receive rules drop and count them. The headers
+ * carry values that show in the ib_mad_handle_ib_smi and
+ * ib_mad_handle_opa_smi trace events (tests/mad-trace.sh reads them).
+ */
+static void mad_test_recv_dr_smp_dropped(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_recv_priv *recv;
+	struct opa_smp *osmp;
+	struct ib_smp *smp;
+
+	recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, recv);
+	smp = (struct ib_smp *)recv->mad;
+	smp->base_version = IB_MGMT_BASE_VERSION;
+	smp->mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->class_version = 1;
+	smp->method = IB_MGMT_METHOD_GET;
+	smp->mkey = cpu_to_be64(MAD_TEST_MKEY);
+	smp->dr_slid = IB_LID_PERMISSIVE;
+	smp->dr_dlid = cpu_to_be16(0x42);
+	smp->hop_cnt = 5;
+	smp->hop_ptr = 9;
+	smp->initial_path[1] = 3;
+	mad_test_recv_qp0(env, recv, sizeof(struct ib_grh) + sizeof(*smp));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&env->port->stats[IB_MAD_STAT_RECV]), 1);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&env->port->stats[IB_MAD_STAT_DROP_SMI]), 1);
+	KUNIT_EXPECT_EQ(test, env->port->qp_info[0].recv_queue.count, 0);
+
+	env->port_data[1].immutable.core_cap_flags = RDMA_CORE_CAP_OPA_MAD;
+	recv = ib_mad_recv_priv_alloc(sizeof(struct opa_mad), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, recv);
+	osmp = (struct opa_smp *)recv->mad;
+	osmp->base_version = OPA_MGMT_BASE_VERSION;
+	osmp->mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	osmp->class_version = OPA_SM_CLASS_VERSION;
+	osmp->method = IB_MGMT_METHOD_GET;
+	osmp->mkey = cpu_to_be64(MAD_TEST_MKEY);
+	osmp->route.dr.dr_slid = OPA_LID_PERMISSIVE;
+	osmp->route.dr.dr_dlid = cpu_to_be32(0x42);
+	osmp->hop_cnt = 5;
+	osmp->hop_ptr = 9;
+	osmp->route.dr.initial_path[1] = 3;
+	mad_test_recv_qp0(env, recv, sizeof(struct ib_grh) + 256);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&env->port->stats[IB_MAD_STAT_RECV]), 2);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&env->port->stats[IB_MAD_STAT_DROP_SMI]), 2);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+}
+
+/*
+ * An OPA directed-route SMP leaves through the wire, not the local SMA
+ * (the fake device has no process_mad()); its header shows in the
+ * ib_mad_handle_out_opa_smi trace event.
+ */
+static void mad_test_send_opa_dr_smp(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf;
+	struct opa_smp *smp;
+
+	env->port_data[1].immutable.core_cap_flags = RDMA_CORE_CAP_OPA_MAD;
+	env->port_data[1].immutable.max_mad_size = OPA_MGMT_MAD_SIZE;
+	buf = ib_create_send_mad(&env->priv->agent, 0, 0, 0,
+				 IB_MGMT_MAD_HDR, OPA_MGMT_MAD_DATA,
+				 GFP_KERNEL, OPA_MGMT_BASE_VERSION);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	smp = buf->mad;
+	smp->base_version = OPA_MGMT_BASE_VERSION;
+	smp->mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->class_version = OPA_SM_CLASS_VERSION;
+	smp->method = IB_MGMT_METHOD_GET;
+	smp->tid = cpu_to_be64(15);
+	smp->mkey = cpu_to_be64(MAD_TEST_MKEY);
+	smp->route.dr.dr_slid = cpu_to_be32(0x1234);
+	smp->route.dr.dr_dlid = cpu_to_be32(0x5678);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	ib_free_send_mad(buf);
+}
+
+/* The real send queue on a fake QP ---------------------------------------- */
+
+/* The fake QP's post_send(): every work request is accepted. */
+static int mad_test_qp_accept(struct ib_qp *qp, const struct ib_send_wr *wr,
+			      const struct ib_send_wr **bad_wr)
+{
+	struct mad_test_env *env = kunit_get_current_test()->priv;
+
+	env->posts++;
+	return 0;
+}
+
+/* The fake QP's modify_qp(): the QP leaves SQE as asked. */
+static int mad_test_qp_modify(struct ib_qp *qp, struct ib_qp_attr *attr,
+			      int attr_mask, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/* A send work request of @buf completes with @status, as the CQ reports. */
+static void mad_test_cqe(struct ib_mad_send_buf *buf, enum ib_wc_status status)
+{
+	struct ib_mad_send_wr_private *wr = ib_mad_send_wr(buf);
+	struct ib_wc wc = {
+		.wr_cqe = &wr->mad_list.cqe,
+		.status = status,
+		.opcode = IB_WC_SEND,
+	};
+
+	wr->mad_list.cqe.done(NULL, &wc);
+}
+
+/*
+ * ib_mad_qp_post_send() itself, on a QP with room for @depth work requests:
+ * the fake device accepts what is posted, the test plays the CQ.
+ */
+static struct mad_test_env *mad_test_env_qp(struct kunit *test, int depth)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_qp_info *qp1 = &env->port->qp_info[1];
+
+	kunit_deactivate_static_stub(test, ib_mad_qp_post_send);
+	env->dev->ops.post_send = mad_test_qp_accept;
+	env->dev->ops.modify_qp = mad_test_qp_modify;
+	env->qp.real_qp = &env->qp;
+	qp1->qp = &env->qp;
+	qp1->send_queue.qp_info = qp1;
+	qp1->send_queue.max_active = depth;
+	return env;
+}
+
+/*
+ * A send beyond the QP's depth waits on the overflow list and is posted
+ * when the one before it completes (ib_mad_send_done_resend).
+ */
+static void mad_test_qp_overflow(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env_qp(test, 1);
+	struct ib_mad_send_buf *a = mad_test_send(test, env, 20, 0, 0);
+	struct ib_mad_send_buf *b = mad_test_send(test, env, 21, 0, 0);
+	struct ib_mad_qp_info *qp1 = &env->port->qp_info[1];
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(a, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(b, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	KUNIT_EXPECT_FALSE(test, list_empty(&qp1->overflow_list));
+	mad_test_cqe(a, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->posts, 2);
+	KUNIT_EXPECT_TRUE(test, list_empty(&qp1->overflow_list));
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	mad_test_cqe(b, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	KUNIT_EXPECT_EQ(test, qp1->send_queue.count, 0);
+	ib_free_send_mad(a);
+	ib_free_send_mad(b);
+}
+
+/*
+ * A send error: the QP is brought back to RTS and the request behind the
+ * failed one, flushed meanwhile, is posted again (ib_mad_error_handler).
+ */
+static void mad_test_qp_send_error(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env_qp(test, 2);
+	struct ib_mad_send_buf *a = mad_test_send(test, env, 22, 0, 0);
+	struct ib_mad_send_buf *b = mad_test_send(test, env, 23, 0, 0);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(a, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(b, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->posts, 2);
+	mad_test_cqe(a, IB_WC_GENERAL_ERR);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_GENERAL_ERR);
+	/* b was flushed by the error: posted again, not completed. */
+	mad_test_cqe(b, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, env->posts, 3);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	mad_test_cqe(b, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&env->port->stats[IB_MAD_STAT_SEND_ERR]), 1);
+	ib_free_send_mad(a);
+	ib_free_send_mad(b);
+}
+
 static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_header_helpers),
 	KUNIT_CASE_PARAM(mad_test_recv_validate, mad_test_validate_gen_params),
@@ -1364,6 +1594,10 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_rmpp_recv_cap),
 	KUNIT_CASE_SLOW(mad_test_rmpp_recv_linger),
 	KUNIT_CASE(mad_test_roce_ipv4_gids),
+	KUNIT_CASE(mad_test_recv_dr_smp_dropped),
+	KUNIT_CASE(mad_test_send_opa_dr_smp),
+	KUNIT_CASE(mad_test_qp_overflow),
+	KUNIT_CASE(mad_test_qp_send_error),
 	{}
 };
 
