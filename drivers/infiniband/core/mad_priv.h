@@ -7,13 +7,16 @@
  *   mad_port.c   per-port QP0/QP1, CQ, receive ring, send queue and its
  *                overflow list, workqueue, ib_client glue, ib_mad_init()
  *   mad_reg.c    agent registration: version/class/method/OUI tables
- *   mad_send.c   send buffers, TIDs, the send state machine, timeouts,
- *                retries, modify/cancel, the per-agent TID hash
+ *   mad_buf.c    send buffers: allocation, RMPP segments, what a WR carries
+ *   mad_send.c   TIDs, the send state machine, timeouts, retries,
+ *                modify/cancel, the per-agent TID hash
+ *   mad_local.c  directed-route SMPs answered by the local SMA, unsent
  *   mad_recv.c   receive validation, dispatch, response matching
  *   mad_smi.c    directed-route SMP rules (IB and OPA)
  *   mad_agent.c  the layer's own QP0/QP1 agents that send the replies a
  *                driver's process_mad() builds for local SMPs and GMPs
- *   mad_rmpp.c   RMPP segmentation and reassembly (kernel RMPP agents)
+ *   mad_rmpp_*.c RMPP for kernel RMPP agents: wire arithmetic, control
+ *                MADs, segmented sends, reassembly (map in mad_rmpp.h)
  *
  * This header is the contract between those files and, in particular, the
  * seam between the core and RMPP (see "Core <-> RMPP seam" below).
@@ -136,13 +139,12 @@ struct ib_rmpp_segment {
  * @reg_req: copy of the registration request, NULL for send-only agents
  * @qp_info: QP0 or QP1 of the port the agent is on
  * @lock: protects every send of the agent (state, @send_hash, @wait_list,
- *	@done_list, @active_count) and the RMPP receive state (@rmpp_hash,
+ *	@done_list) and the RMPP receive state (@rmpp_hash,
  *	@rmpp_recvs). Nests inside
  *	ib_mad_port_private.reg_lock and outside ib_mad_queue.lock.
  * @send_hash: outstanding sends (state ON_WIRE, WAIT_RESP) keyed by TID
  * @wait_list: sends in WAIT_RESP, sorted by @timeout deadline
  * @done_list: sends whose send handler must run from @timed_work
- * @active_count: sends posted and not yet completed (diagnostics)
  * @timed_work: runs timeouts and deferred completions; on the port's wq
  * @rmpp_hash: RMPP reassemblies, collecting or recently finished, keyed by
  *	TID; owned by mad_rmpp_recv.c
@@ -165,7 +167,6 @@ struct ib_mad_agent_private {
 	DECLARE_HASHTABLE(send_hash, IB_MAD_SEND_HASH_BITS);
 	struct list_head wait_list;
 	struct list_head done_list;
-	unsigned int active_count;
 	struct delayed_work timed_work;
 	DECLARE_HASHTABLE(rmpp_hash, IB_MAD_RMPP_HASH_BITS);
 	unsigned int rmpp_recvs;
@@ -254,15 +255,15 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
  * @status: final status once known (IB_WC_SUCCESS until then)
  * @vendor_err: vendor_err reported with @status (RMPP status on abort)
  * @rmpp_active: a kernel RMPP send (set at post time)
- * @expect_resp: a response is expected (send_buf.timeout_ms was non-zero
- *	when posted, or later set by ib_modify_mad())
+ * @expect_resp: a response is expected: send_buf.timeout_ms was non-zero
+ *	when posted (ib_modify_mad() changes the wait, never this)
  * @internal_done: see ib_mad_internal_done_t; NULL for client sends
  * @resp_pending: RESPONDED: the response's receive handler has not
  *	returned yet
  * @repost_on_flush: the QP was recovered from a send error while this WR
  *	was queued; its flush completion re-posts it (send queue lock)
  *
- * RMPP sender state, owned by mad_rmpp.c, under the agent lock:
+ * RMPP sender state, owned by mad_rmpp_send.c, under the agent lock:
  * @rmpp_list: segments, in order (created by ib_create_send_mad())
  * @cur_seg: cache of the segment last looked up by number (see
  *	ib_mad_send_segment()); a WR carries the data of segment @seg_num
@@ -271,7 +272,7 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
  * @seg_num: number of the segment most recently posted
  * @newwin: last segment the receiver's window allows
  * @pad: bytes of padding in the last segment
- * @rmpp_state: opaque protocol state of mad_rmpp.c
+ * @rmpp_state: opaque protocol state of mad_rmpp_send.c
  * @rmpp_wait_ms: timeout used while waiting for an ACK
  */
 struct ib_mad_send_wr_private {
@@ -513,7 +514,7 @@ void ib_mad_reg_tables_free(struct ib_mad_port_private *port);
 bool ib_mad_is_vendor_class_range2(u8 mgmt_class);
 int ib_mad_class_index(u8 mgmt_class);
 
-/* ---- mad_send.c (core services, also used by mad_rmpp.c) ---- */
+/* ---- mad_send.c (core services, also used by the RMPP files) ---- */
 
 /*
  * Core <-> RMPP seam
@@ -570,7 +571,8 @@ int ib_mad_class_index(u8 mgmt_class);
  *    delivery already running may still reach ib_mad_rmpp_recv(): RMPP
  *    tests priv->dying under priv->lock before adding a reassembly.
  *    ib_mad_rmpp_cancel_recvs() must stop RMPP's delayed work for the agent
- *    and free its reassemblies; reassemblies hold no agent reference.
+ *    and free its reassemblies; each reassembly holds an agent reference,
+ *    dropped when it is freed, so the wait for references covers them.
  *
  * Locking of the hooks: ib_mad_rmpp_send_start(), ib_mad_rmpp_send_wc()
  * and ib_mad_rmpp_send_retry() are called with priv->lock held;
@@ -638,7 +640,7 @@ bool ib_mad_recv_matches_send(struct ib_mad_agent_private *priv,
 void ib_mad_deliver(struct ib_mad_agent_private *priv,
 		    struct ib_mad_recv_wc *recv_wc);
 
-/* ---- mad_rmpp.c (implemented by RMPP) ---- */
+/* ---- mad_rmpp_*.c (implemented by RMPP) ---- */
 
 int ib_mad_rmpp_send_start(struct ib_mad_send_wr_private *wr);
 enum ib_mad_rmpp_send_verdict
