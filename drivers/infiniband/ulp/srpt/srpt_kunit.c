@@ -1054,13 +1054,15 @@ static void srpt_test_info_states(struct kunit *test)
 	};
 	struct srpt_ch_info ci[2];
 	struct info_parse p;
-	char buf[2048];
+	char *buf;
 	int i;
 
+	buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		info_fill(&ci[0], 1, 1, cases[i].a);
 		info_fill(&ci[1], 1, 2, cases[i].b);
-		srpt_format_acl_info(buf, sizeof(buf), INFO_ACL, ci, 2, 0,
+		srpt_format_acl_info(buf, PAGE_SIZE, INFO_ACL, ci, 2, 0,
 				     INFO_LOGIN);
 		info_parse(buf, &p);
 		KUNIT_EXPECT_STREQ(test, p.state, cases[i].state);
