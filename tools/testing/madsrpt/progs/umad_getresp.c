@@ -344,8 +344,12 @@ int main(int argc, char **argv)
 	test_retry_answered(rfd, ragent, qfd, qagent);
 	test_many(rfd, ragent, qfd, qagent);
 	test_cancel_on_close();
+	tap(umad_unregister(qfd, uagent) == 0 &&
+	    umad_unregister(qfd, qagent) == 0 &&
+	    umad_unregister(rfd, ragent) == 0 &&
+	    umad_unregister(rfd, ragent) != 0,
+	    "agents unregistered, a second unregister refused");
 	umad_close_port(qfd);
 	umad_close_port(rfd);
-	tap(1, "agents unregistered");
 	return tap_failed ? 1 : 0;
 }
