@@ -123,13 +123,7 @@ static const struct mad_hdr_resp_case mad_hdr_resp_cases[] = {
 	{ "attr_mod_not_bm", IB_MGMT_CLASS_PERF_MGMT, IB_MGMT_METHOD_GET, 1, false },
 };
 
-static void mad_hdr_resp_case_desc(const struct mad_hdr_resp_case *c,
-				   char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(mad_hdr_resp, mad_hdr_resp_cases, mad_hdr_resp_case_desc);
+KUNIT_ARRAY_PARAM_DESC(mad_hdr_resp, mad_hdr_resp_cases, name);
 
 static void mad_hdr_response_method(struct kunit *test)
 {

@@ -101,14 +101,7 @@ static const struct mad_test_validate_case mad_test_validate_cases[] = {
 	{ "cm classportinfo get", 1, 0x07, 0x01, 0x01, 1, false, true },
 };
 
-static void mad_test_validate_desc(const struct mad_test_validate_case *c,
-				   char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(mad_test_validate, mad_test_validate_cases,
-		  mad_test_validate_desc);
+KUNIT_ARRAY_PARAM_DESC(mad_test_validate, mad_test_validate_cases, name);
 
 static void mad_test_recv_validate(struct kunit *test)
 {
@@ -533,12 +526,7 @@ static const struct mad_test_reg_case mad_test_reg_cases[] = {
 	  -EINVAL },
 };
 
-static void mad_test_reg_desc(const struct mad_test_reg_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(mad_test_reg, mad_test_reg_cases, mad_test_reg_desc);
+KUNIT_ARRAY_PARAM_DESC(mad_test_reg, mad_test_reg_cases, name);
 
 static void mad_test_reg_validate(struct kunit *test)
 {

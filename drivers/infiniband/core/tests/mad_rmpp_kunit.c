@@ -65,14 +65,7 @@ static const struct mad_rmpp_kunit_layout_case mad_rmpp_kunit_layouts[] = {
 	  2460658200U, 220 },
 };
 
-static void mad_rmpp_kunit_layout_desc(const struct mad_rmpp_kunit_layout_case *c,
-				       char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(mad_rmpp_kunit_layout, mad_rmpp_kunit_layouts,
-		  mad_rmpp_kunit_layout_desc);
+KUNIT_ARRAY_PARAM_DESC(mad_rmpp_kunit_layout, mad_rmpp_kunit_layouts, name);
 
 static void mad_rmpp_kunit_layout_table(struct kunit *test)
 {
@@ -348,14 +341,7 @@ static const struct mad_rmpp_kunit_seg_len_case mad_rmpp_kunit_seg_lens[] = {
 	  false },
 };
 
-static void mad_rmpp_kunit_seg_len_desc(const struct mad_rmpp_kunit_seg_len_case *c,
-					char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(mad_rmpp_kunit_seg_len, mad_rmpp_kunit_seg_lens,
-		  mad_rmpp_kunit_seg_len_desc);
+KUNIT_ARRAY_PARAM_DESC(mad_rmpp_kunit_seg_len, mad_rmpp_kunit_seg_lens, name);
 
 static void mad_rmpp_kunit_seg_len(struct kunit *test)
 {

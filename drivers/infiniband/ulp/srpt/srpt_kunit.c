@@ -351,12 +351,7 @@ static const struct desc_case desc_cases[] = {
 	  b_varlen_cdb_no_add_cdb, 0, -EINVAL },
 };
 
-static void desc_case_desc(const struct desc_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(desc, desc_cases, desc_case_desc);
+KUNIT_ARRAY_PARAM_DESC(desc, desc_cases, name);
 
 static void srpt_test_desc_tbl(struct kunit *test)
 {
@@ -417,12 +412,7 @@ static const struct iu_case iu_cases[] = {
 	{ "unknown opcode, one byte", 0x55, 1, 0x55 },
 };
 
-static void iu_case_desc(const struct iu_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(iu, iu_cases, iu_case_desc);
+KUNIT_ARRAY_PARAM_DESC(iu, iu_cases, name);
 
 /*
  * The buffer holds a complete SRP_CMD of an earlier receive; only the
@@ -579,12 +569,7 @@ static const struct svc_case svc_cases[] = {
 	{ "range 0..255", 1, 255, 0, SRPT_DM_STATUS_INVALID_FIELD },
 };
 
-static void svc_case_desc(const struct svc_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(svc, svc_cases, svc_case_desc);
+KUNIT_ARRAY_PARAM_DESC(svc, svc_cases, name);
 
 static void srpt_test_svc_entries(struct kunit *test)
 {
@@ -842,12 +827,7 @@ static const struct login_case login_cases[] = {
 	  "0x0002c90300a1b2c30002c90300a1b2c3 expected" },
 };
 
-static void login_case_desc(const struct login_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(login, login_cases, login_case_desc);
+KUNIT_ARRAY_PARAM_DESC(login, login_cases, name);
 
 static void srpt_test_login_req(struct kunit *test)
 {
