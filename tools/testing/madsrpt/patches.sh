@@ -72,7 +72,8 @@ events, replacing mad.c, mad_rmpp.c, agent.c and smi.c." \
 group "RDMA/srpt: new SRP target split by concern" \
 "ib_srpt rewritten as one file per concern (DM MADs, CM and login,
 channels, I/O path, LIO ops, configfs), same module name, parameters
-and configfs tree." \
+and configfs tree, plus an rdma_cm_port parameter and an ACL info file
+for targetcli's sessions view." \
 	'drivers/infiniband/ulp/srpt/*'
 group "RDMA: Kconfig options and objects of the MAD and SRP target tests" \
 "KUnit suites for the MAD header helpers, the MAD core, RMPP and ib_srpt,
