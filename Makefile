@@ -6,13 +6,14 @@
 H := tools/testing/madsrpt
 T ?=
 
-.PHONY: help deps build build-upstream build-debug check check-upstream check-debug lint compat vm demo patches install-tree
+.PHONY: help deps build build-upstream build-debug check check-upstream check-debug soak lint compat vm demo patches install-tree
 
 help:
 	@echo "make demo             an SRP target from zero, shown end to end"
 	@echo "make check [T=test]   build, then run the KUnit suites and VM tests"
 	@echo "make check-upstream   the same tests against pristine 6.12"
 	@echo "make check-debug      the same tests on our tree built with KASAN, UBSAN, kmemleak..."
+	@echo "make soak             the long forms: fuzzer, rogue initiator, lifecycle cycles"
 	@echo "make lint             checkpatch --strict, sparse, W=1, kernel-doc"
 	@echo "make compat           build every in-tree MAD API user against us"
 	@echo "make vm               a shell in a VM with our modules"
@@ -46,6 +47,13 @@ check-upstream:
 
 check-debug:
 	MS_KERNEL=debug $(H)/check.sh $(T)
+
+# The tests with a long form (MS_SOAK=1): 100,000+ fuzzed MADs, the rogue
+# SRP initiator at length and 50 cycles of each lifecycle step.
+SOAK_TESTS := mad-fuzz srpt-rogue srpt-lifecycle
+
+soak:
+	MS_SOAK=1 $(H)/check.sh $(if $(T),$(T),$(SOAK_TESTS))
 
 lint:
 	$(H)/lint.sh

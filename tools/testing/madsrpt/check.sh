@@ -12,6 +12,10 @@
 # MS_KERNEL=debug against our tree built with the detectors of
 # config-debug (tests that boot their own VMs then boot that build too).
 #
+# MS_SOAK=1 (make soak) asks the tests that have a long form to run it
+# (more MADs, more cycles); such a test names its longer limit in a
+# "# soak-timeout: SECONDS" line, used instead of "# timeout:".
+#
 # A test passes only when it printed its whole TAP plan: a plan line
 # (1..N) and N top-level points, none "not ok".
 
@@ -43,6 +47,10 @@ passed=0 failed=0 skipped=0 bad=()
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	tmo=$(sed -n 's/^# timeout: \([0-9]*\)/\1/p' "$t" | head -n 1)
+	if [ -n "${MS_SOAK:-}" ]; then
+		stmo=$(sed -n 's/^# soak-timeout: \([0-9]*\)/\1/p' "$t" | head -n 1)
+		tmo=${stmo:-$tmo}
+	fi
 	log=$MS_BUILD/logs/$name.console
 	echo "=== $name (timeout ${tmo:-600}s, console: ${log#"$MS_TOP"/})"
 	t0=$(date +%s)
