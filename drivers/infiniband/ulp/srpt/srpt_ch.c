@@ -13,13 +13,14 @@
  *
  * Closing moves the QP to the error state and posts a zero-length RDMA
  * write behind everything already queued; its (flushed) completion proves
- * that the send queue is empty. The release work then waits for LIO to
- * finish every command of the session, drains the receive queue and frees
- * the channel.
+ * that the send queue is empty. The release work then drains the receive
+ * side, waits for LIO to finish every command of the session and frees
+ * the channel. From DISCONNECTING on, received IUs are dropped.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <kunit/visibility.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
@@ -198,6 +199,7 @@ bool srpt_set_ch_state(struct srpt_rdma_ch *ch, enum srpt_ch_state new)
 	spin_unlock_irqrestore(&ch->lock, flags);
 	return changed;
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_set_ch_state);
 
 /**
  * srpt_ch_state_name - printable name of a channel state
@@ -218,18 +220,63 @@ const char *srpt_ch_state_name(enum srpt_ch_state state)
 	return state < ARRAY_SIZE(names) ? names[state] : "?";
 }
 
+/* Process-context half of srpt_ch_fatal(): disconnect and close. */
+static void srpt_ch_fatal_work(struct work_struct *w)
+{
+	struct srpt_rdma_ch *ch = container_of(w, struct srpt_rdma_ch,
+					       fatal_work);
+	struct srpt_port *sport = ch->sport;
+
+	mutex_lock(&sport->mutex);
+	srpt_disconnect_ch(ch);
+	mutex_unlock(&sport->mutex);
+	srpt_close_ch(ch);
+	srpt_put_ch(ch);
+}
+
+/**
+ * srpt_ch_fatal - close a channel whose QP can no longer be used
+ * @ch: the channel.
+ *
+ * A fatal QP event or a receive that failed leaves the QP in the error
+ * state while the CM still sees a connection: without this the channel
+ * would stay LIVE, its commands never answered, until the initiator gave
+ * up. The initiator is sent a DREQ and the channel is drained from a work
+ * item, which holds a channel reference; the release work cancels it, so
+ * it never runs on a channel being freed.
+ *
+ * Context: any context; takes @ch->lock.
+ */
+void srpt_ch_fatal(struct srpt_rdma_ch *ch)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ch->lock, flags);
+	/*
+	 * Before LIVE a failed login may still free the channel and its CM
+	 * id without a release (the CM times out a connection that never
+	 * gets its RTU); from DRAINING on it is already on its way out.
+	 */
+	if (ch->state >= CH_LIVE && ch->state < CH_DRAINING) {
+		kref_get(&ch->kref);
+		if (!queue_work(system_long_wq, &ch->fatal_work))
+			kref_put(&ch->kref, srpt_free_ch);
+	}
+	spin_unlock_irqrestore(&ch->lock, flags);
+}
+
 /**
  * srpt_qp_event - QP asynchronous event callback
  * @event: the event.
  * @ptr: the channel.
  *
  * A receive arriving before the RTU makes the CM report COMM_EST, which is
- * passed on so that the connection is established. Fatal QP errors close
- * the channel.
+ * passed on so that the connection is established. The events that mean
+ * the QP went to the error state on its own close the channel.
  *
  * Context: may be called in interrupt context.
  */
-static void srpt_qp_event(struct ib_event *event, void *ptr)
+VISIBLE_IF_KUNIT void srpt_qp_event(struct ib_event *event, void *ptr)
 {
 	struct srpt_rdma_ch *ch = ptr;
 
@@ -243,12 +290,22 @@ static void srpt_qp_event(struct ib_event *event, void *ptr)
 	case IB_EVENT_QP_LAST_WQE_REACHED:
 		pr_debug("%s: last WQE reached\n", ch->sess_name);
 		break;
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		pr_warn_ratelimited("%s: QP error event (%s) in state %s, closing the channel\n",
+				    ch->sess_name, ib_event_msg(event->event),
+				    srpt_ch_state_name(ch->state));
+		srpt_ch_fatal(ch);
+		break;
 	default:
-		pr_warn("%s: QP event %d in state %s\n", ch->sess_name,
-			event->event, srpt_ch_state_name(ch->state));
+		pr_info_ratelimited("%s: QP event %s in state %s\n",
+				    ch->sess_name, ib_event_msg(event->event),
+				    srpt_ch_state_name(ch->state));
 		break;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_qp_event);
 
 /**
  * srpt_zerolength_write - post a zero-length RDMA write
@@ -437,7 +494,7 @@ static int srpt_ch_try_create(struct srpt_rdma_ch *ch, u32 sq_size)
 	};
 	int ret;
 
-	ch->cq_size = ch->rq_size + sq_size;
+	ch->cq_size = ch->rq_size + 1 + sq_size;
 	ch->cq = ib_cq_pool_get(sdev->device, ch->cq_size, -1,
 				IB_POLL_WORKQUEUE);
 	if (IS_ERR(ch->cq)) {
@@ -450,7 +507,8 @@ static int srpt_ch_try_create(struct srpt_rdma_ch *ch, u32 sq_size)
 	if (ch->use_srq)
 		init.srq = sdev->srq;
 	else
-		init.cap.max_recv_wr = ch->rq_size;
+		/* One more for the marker of ib_drain_rq(). */
+		init.cap.max_recv_wr = ch->rq_size + 1;
 
 	ret = srpt_ch_create_qp(ch, &init);
 	if (ret) {
@@ -712,14 +770,41 @@ static void srpt_ch_free_rings(struct srpt_rdma_ch *ch)
 }
 
 /**
+ * srpt_drain_recv - wait until no receive completion of a channel is left
+ * @ch: the channel, its QP in the error state.
+ *
+ * Afterwards no IU handler of @ch runs or will run, so no command can
+ * reach LIO after the session is stopped. A channel with its own receive
+ * queue drains it. A QP on the SRQ has no receive queue to flush: the HCA
+ * says with the Last WQE Reached event that it takes no more SRQ buffers,
+ * and a drain of the send queue, on the same CQ, then proves that the
+ * completions of the buffers it took have been handled.
+ *
+ * Context: process context; may sleep.
+ */
+static void srpt_drain_recv(struct srpt_rdma_ch *ch)
+{
+	if (!ch->use_srq) {
+		ib_drain_rq(ch->qp);
+		return;
+	}
+	if (!wait_for_completion_timeout(&ch->qp->srq_completion,
+					 SRPT_LAST_WQE_WAIT_SECS * HZ))
+		pr_warn("%s: no Last WQE Reached event after %d s\n",
+			ch->sess_name, SRPT_LAST_WQE_WAIT_SECS);
+	ib_drain_sq(ch->qp);
+}
+
+/**
  * srpt_release_channel_work - free a drained channel
  * @w: the channel's release_work.
  *
- * Order matters: LIO must be done with every command (their completions
- * touch the QP and the rings) before the receive queue is drained, the CM
- * id destroyed (no more CM callbacks), the channel unlinked, and the QP, CQ
- * and rings freed. The port and TPG counts drop last, since waiters on them
- * free the device and the TPG.
+ * Order matters: no IU may be handled any more (the receive side is
+ * drained) before the session is stopped, LIO must be done with every
+ * command (their completions touch the QP and the rings) before the CM
+ * id is destroyed (no more CM callbacks), the channel unlinked, and the
+ * QP, CQ and rings freed. The port and TPG counts drop last, since
+ * waiters on them free the device and the TPG.
  *
  * Context: process context (workqueue).
  */
@@ -730,10 +815,11 @@ static void srpt_release_channel_work(struct work_struct *w)
 	struct srpt_port *sport = ch->sport;
 	struct srpt_tpg *stpg = ch->stpg;
 
+	if (cancel_work_sync(&ch->fatal_work))
+		srpt_put_ch(ch);
+	srpt_drain_recv(ch);
 	target_stop_session(ch->sess);
 	target_wait_for_sess_cmds(ch->sess);
-	if (!ch->use_srq)
-		ib_drain_rq(ch->qp);
 	srpt_ch_return_waiting(ch);
 	target_remove_session(ch->sess);
 	ch->sess = NULL;
@@ -778,9 +864,11 @@ void srpt_init_ch(struct srpt_rdma_ch *ch, struct srpt_port *sport)
 	INIT_LIST_HEAD(&ch->list);
 	INIT_LIST_HEAD(&ch->cmd_wait_list);
 	INIT_WORK(&ch->release_work, srpt_release_channel_work);
+	INIT_WORK(&ch->fatal_work, srpt_ch_fatal_work);
 	ch->zw_live_cqe.done = srpt_zerolength_write_done;
 	ch->zw_drain_cqe.done = srpt_drain_done;
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_init_ch);
 
 /**
  * srpt_free_ch - kref release function of a channel

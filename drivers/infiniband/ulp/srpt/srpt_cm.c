@@ -723,6 +723,27 @@ void srpt_cm_rtu_recv(struct srpt_rdma_ch *ch)
 }
 
 /**
+ * srpt_ib_cm_dreq_recv - the initiator asked to disconnect (IB CM)
+ * @ch: the channel.
+ *
+ * The DREQ is answered with a DREP also when it crossed a DREQ of ours:
+ * the CM then reports the initiator's DREQ and waits for our DREP, and
+ * the initiator waits for it too, until its DREQ times out.
+ *
+ * Context: process context (CM callback).
+ */
+static void srpt_ib_cm_dreq_recv(struct srpt_rdma_ch *ch)
+{
+	int ret;
+
+	srpt_set_ch_state(ch, CH_DISCONNECTING);
+	ret = ib_send_cm_drep(ch->ib_cm_id, NULL, 0);
+	if (ret)
+		pr_debug("%s: sending DREP failed (%d)\n", ch->sess_name, ret);
+	srpt_close_ch(ch);
+}
+
+/**
  * srpt_cm_handler - IB CM callback
  * @cm_id: the CM id; its context is the srpt_device for a REQ and the
  *	channel for everything else.
@@ -751,8 +772,7 @@ int srpt_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *event)
 		srpt_cm_rtu_recv(ch);
 		break;
 	case IB_CM_DREQ_RECEIVED:
-		srpt_disconnect_ch(ch);
-		srpt_close_ch(ch);
+		srpt_ib_cm_dreq_recv(ch);
 		break;
 	case IB_CM_DREP_RECEIVED:
 	case IB_CM_DREQ_ERROR:

@@ -656,6 +656,11 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_iu_opcode);
  * @ch: channel the buffer belongs to (or whose SRQ it came from).
  * @recv: the receive context.
  *
+ * SRQ buffers always go back to the SRQ, which other channels share. A
+ * channel's own buffers are not posted any more once it disconnects: they
+ * would only be flushed, possibly after the receive queue was drained,
+ * and they are freed with the channel.
+ *
  * Context: any context.
  */
 void srpt_repost_recv(struct srpt_rdma_ch *ch, struct srpt_recv_ioctx *recv)
@@ -663,6 +668,8 @@ void srpt_repost_recv(struct srpt_rdma_ch *ch, struct srpt_recv_ioctx *recv)
 	struct srpt_device *sdev = ch->sport->sdev;
 	int ret;
 
+	if (!ch->use_srq && READ_ONCE(ch->state) >= CH_DISCONNECTING)
+		return;
 	ib_dma_sync_single_for_device(sdev->device, recv->ioctx.dma,
 				      recv->ioctx.offset + srp_max_req_size,
 				      DMA_FROM_DEVICE);
@@ -686,28 +693,32 @@ static bool srpt_defer_iu(struct srpt_rdma_ch *ch, struct srpt_recv_ioctx *recv)
  *
  * IUs that arrive before the channel is live, that would overtake IUs
  * already waiting, or that need a command context while none is free are
- * queued on the wait list and processed later, in order.
+ * queued on the wait list and processed later, in order. Once the channel
+ * disconnects, IUs are dropped: their commands could reach LIO after the
+ * release stopped the session.
  *
  * Context: CQ context; may sleep.
- * Return: true if the IU was processed, false if it waits.
+ * Return: true if the IU was processed or dropped, false if it waits.
  */
 static bool srpt_handle_new_iu(struct srpt_rdma_ch *ch,
 			       struct srpt_recv_ioctx *recv_ioctx)
 {
 	struct srpt_send_ioctx *send_ioctx = NULL;
 	const u8 *iu = recv_ioctx->ioctx.buf + recv_ioctx->ioctx.offset;
+	enum srpt_ch_state state = READ_ONCE(ch->state);
 	bool keep_recv = false;
 	int opcode;
 
-	if (unlikely(READ_ONCE(ch->state) == CH_CONNECTING))
+	if (unlikely(state >= CH_DISCONNECTING)) {
+		list_del_init(&recv_ioctx->wait_list);
+		srpt_repost_recv(ch, recv_ioctx);
+		return true;
+	}
+	if (unlikely(state == CH_CONNECTING))
 		return srpt_defer_iu(ch, recv_ioctx);
 	if (!ch->processing_wait_list && !list_empty(&ch->cmd_wait_list))
 		return srpt_defer_iu(ch, recv_ioctx);
 
-	ib_dma_sync_single_for_cpu(ch->sport->sdev->device,
-				   recv_ioctx->ioctx.dma,
-				   recv_ioctx->ioctx.offset + srp_max_req_size,
-				   DMA_FROM_DEVICE);
 	opcode = srpt_iu_opcode(iu, recv_ioctx->byte_len);
 	if (opcode == SRP_CMD || opcode == SRP_TSK_MGMT) {
 		send_ioctx = srpt_get_send_ioctx(ch);
@@ -743,9 +754,53 @@ static bool srpt_handle_new_iu(struct srpt_rdma_ch *ch,
 }
 
 /**
+ * srpt_charge_credit - take the credit a received IU costs
+ * @ch: the channel.
+ * @iu: the IU.
+ * @len: its length.
+ *
+ * SRP_CMD and SRP_TSK_MGMT each consume one of the credits (request limit)
+ * granted at login and returned with every response; other IUs are free.
+ * The target adds credits when it posts a response, before the initiator
+ * can count them, so an initiator that keeps to its limit never drives
+ * the count below zero.
+ *
+ * Context: any context.
+ * Return: false if the initiator sent a request with no credit left.
+ */
+VISIBLE_IF_KUNIT bool srpt_charge_credit(struct srpt_rdma_ch *ch,
+					 const void *iu, u32 len)
+{
+	int opcode = srpt_iu_opcode(iu, len);
+
+	if (opcode != SRP_CMD && opcode != SRP_TSK_MGMT)
+		return true;
+	return atomic_dec_return(&ch->req_lim) >= 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_charge_credit);
+
+/* A request beyond the credits breaks SRP: drop it and end the channel. */
+static void srpt_handle_over_limit(struct srpt_rdma_ch *ch,
+				   struct srpt_recv_ioctx *recv)
+{
+	struct srpt_port *sport = ch->sport;
+
+	pr_warn_ratelimited("%s: request sent with no credit left (limit %u), disconnecting\n",
+			    ch->sess_name, ch->rq_size);
+	srpt_repost_recv(ch, recv);
+	mutex_lock(&sport->mutex);
+	srpt_disconnect_ch(ch);
+	mutex_unlock(&sport->mutex);
+}
+
+/**
  * srpt_recv_done - receive completion callback
  * @cq: completion queue.
  * @wc: the completion.
+ *
+ * A failed receive still used up its buffer: an SRQ buffer goes back to
+ * the SRQ (or every channel on it would run out), and an error other than
+ * a flush means the QP is broken, so the channel is closed.
  *
  * Context: CQ context.
  */
@@ -756,17 +811,31 @@ void srpt_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct srpt_recv_ioctx, ioctx.cqe);
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			pr_info_ratelimited("%s: receive failed with status %d\n",
-					    ch->sess_name, wc->status);
+		if (ch->use_srq)
+			srpt_repost_recv(ch, ioctx);
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			pr_info_ratelimited("%s: receive failed with status %s\n",
+					    ch->sess_name,
+					    ib_wc_status_msg(wc->status));
+			srpt_ch_fatal(ch);
+		}
 		return;
 	}
-	atomic_dec(&ch->req_lim);
 	ioctx->byte_len = wc->byte_len;
+	ib_dma_sync_single_for_cpu(ch->sport->sdev->device, ioctx->ioctx.dma,
+				   ioctx->ioctx.offset + srp_max_req_size,
+				   DMA_FROM_DEVICE);
+	if (unlikely(!srpt_charge_credit(ch, ioctx->ioctx.buf +
+					 ioctx->ioctx.offset,
+					 wc->byte_len))) {
+		srpt_handle_over_limit(ch, ioctx);
+		return;
+	}
 	srpt_handle_new_iu(ch, ioctx);
 	if (!list_empty(&ch->cmd_wait_list))
 		srpt_process_wait_list(ch);
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_recv_done);
 
 /**
  * srpt_process_wait_list - process waiting IUs in arrival order

@@ -2,8 +2,9 @@
 /*
  * KUnit tests for ib_srpt: SRP_CMD descriptor parsing, the Device
  * Management attribute builders, WWN / ACL / initiator port id names,
- * SRP_LOGIN_REQ validation, SRP_RSP building and the text of an ACL's
- * info attribute.
+ * SRP_LOGIN_REQ validation, SRP_RSP building, the text of an ACL's
+ * info attribute, and channels on a fake HCA: receive errors, fatal QP
+ * events and request credits.
  */
 
 #include <kunit/test.h>
@@ -1216,6 +1217,258 @@ static void srpt_test_rsp_tmf(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(e.rsp->sense_data_len), 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* Channels on a fake HCA: receive errors, QP events, credits          */
+/* ------------------------------------------------------------------ */
+
+/* A fake HCA that counts the work requests posted to it. */
+struct fake_hca {
+	struct ib_device dev;
+	struct ib_qp qp;
+	struct ib_srq srq;
+	struct se_session sess;
+	int sends;
+	int recvs;
+	int srq_recvs;
+	bool fail_send;
+};
+
+static struct fake_hca *to_fake(struct ib_device *dev)
+{
+	return container_of(dev, struct fake_hca, dev);
+}
+
+static int fake_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad)
+{
+	struct fake_hca *h = to_fake(qp->device);
+
+	if (h->fail_send) {
+		*bad = wr;
+		return -ENOMEM;
+	}
+	h->sends++;
+	return 0;
+}
+
+static int fake_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad)
+{
+	to_fake(qp->device)->recvs++;
+	return 0;
+}
+
+static int fake_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+			      const struct ib_recv_wr **bad)
+{
+	to_fake(srq->device)->srq_recvs++;
+	return 0;
+}
+
+static void fake_sess_free(void *sbq)
+{
+	sbitmap_queue_free(sbq);
+}
+
+/* A LIVE channel on port 1 of a fake HCA, with a session of 4 tags. */
+static struct srpt_rdma_ch *fake_ch(struct kunit *test, struct fake_hca **hp)
+{
+	struct fake_hca *h = kunit_kzalloc(test, sizeof(*h), GFP_KERNEL);
+	struct srpt_device *sdev;
+	struct srpt_rdma_ch *ch;
+
+	sdev = kunit_kzalloc(test, struct_size(sdev, port, 1), GFP_KERNEL);
+	ch = kunit_kzalloc(test, sizeof(*ch), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, h);
+	KUNIT_ASSERT_NOT_NULL(test, sdev);
+	KUNIT_ASSERT_NOT_NULL(test, ch);
+	KUNIT_ASSERT_EQ(test, sbitmap_queue_init_node(&h->sess.sess_tag_pool,
+						      4, -1, false, GFP_KERNEL,
+						      NUMA_NO_NODE), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fake_sess_free,
+							&h->sess.sess_tag_pool),
+			0);
+	h->dev.ops.post_send = fake_post_send;
+	h->dev.ops.post_recv = fake_post_recv;
+	h->dev.ops.post_srq_recv = fake_post_srq_recv;
+	h->qp.device = &h->dev;
+	h->qp.qp_context = ch;
+	h->srq.device = &h->dev;
+	sdev->device = &h->dev;
+	sdev->srq = &h->srq;
+	sdev->port[0].sdev = sdev;
+	sdev->port[0].port = 1;
+	mutex_init(&sdev->port[0].mutex);
+	srpt_init_ch(ch, &sdev->port[0]);
+	ch->qp = &h->qp;
+	ch->sess = &h->sess;
+	ch->rq_size = 4;
+	ch->max_ti_iu_len = SRPT_DEF_RSP_SIZE;
+	ch->max_rsp_size = SRPT_DEF_RSP_SIZE;
+	atomic_set(&ch->req_lim, ch->rq_size);
+	atomic_set(&ch->sq_wr_avail, 8);
+	strscpy(ch->sess_name, "kunit");
+	srpt_set_ch_state(ch, CH_LIVE);
+	*hp = h;
+	return ch;
+}
+
+/*
+ * Whether srpt_ch_fatal() took a channel reference for its work. The
+ * caller holds the port mutex, so the work cannot act yet; it is then made
+ * harmless (the channel marked released) and waited for.
+ */
+static bool fatal_queued(struct kunit *test, struct srpt_rdma_ch *ch)
+{
+	bool queued = kref_read(&ch->kref) == 2;
+
+	srpt_set_ch_state(ch, CH_DISCONNECTED);
+	mutex_unlock(&ch->sport->mutex);
+	flush_work(&ch->fatal_work);
+	KUNIT_EXPECT_EQ(test, kref_read(&ch->kref), 1);
+	return queued;
+}
+
+static void srpt_test_recv_error(struct kunit *test)
+{
+	struct srpt_recv_ioctx *recv;
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR };
+
+	ch = fake_ch(test, &h);
+	recv = kunit_kzalloc(test, sizeof(*recv), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, recv);
+	INIT_LIST_HEAD(&recv->wait_list);
+	wc.wr_cqe = &recv->ioctx.cqe;
+	wc.qp = &h->qp;
+
+	/* A flushed SRQ buffer goes back to the SRQ, nothing else happens. */
+	ch->use_srq = true;
+	mutex_lock(&ch->sport->mutex);
+	srpt_recv_done(NULL, &wc);
+	KUNIT_EXPECT_EQ(test, h->srq_recvs, 1);
+	KUNIT_EXPECT_EQ(test, kref_read(&ch->kref), 1);
+
+	/* A real error also closes the channel. */
+	wc.status = IB_WC_LOC_LEN_ERR;
+	srpt_recv_done(NULL, &wc);
+	KUNIT_EXPECT_EQ(test, h->srq_recvs, 2);
+	KUNIT_EXPECT_TRUE(test, fatal_queued(test, ch));
+
+	/* A channel's own buffer is not reposted once it is going away. */
+	ch = fake_ch(test, &h);
+	wc.qp = &h->qp;
+	mutex_lock(&ch->sport->mutex);
+	srpt_recv_done(NULL, &wc);
+	KUNIT_EXPECT_EQ(test, h->recvs + h->srq_recvs, 0);
+	KUNIT_EXPECT_TRUE(test, fatal_queued(test, ch));
+}
+
+struct qp_event_case {
+	const char *name;
+	enum ib_event_type event;
+	enum srpt_ch_state state;
+	bool closes;
+};
+
+static const struct qp_event_case qp_event_cases[] = {
+	{ "fatal on a live channel", IB_EVENT_QP_FATAL, CH_LIVE, true },
+	{ "request error", IB_EVENT_QP_REQ_ERR, CH_LIVE, true },
+	{ "access error", IB_EVENT_QP_ACCESS_ERR, CH_LIVE, true },
+	{ "fatal while disconnecting", IB_EVENT_QP_FATAL, CH_DISCONNECTING,
+	  true },
+	{ "fatal while draining", IB_EVENT_QP_FATAL, CH_DRAINING, false },
+	{ "last WQE reached", IB_EVENT_QP_LAST_WQE_REACHED, CH_LIVE, false },
+	{ "path migrated", IB_EVENT_PATH_MIG, CH_LIVE, false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(qp_event, qp_event_cases, name);
+
+static void srpt_test_qp_event(struct kunit *test)
+{
+	const struct qp_event_case *c = test->param_value;
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+	struct ib_event ev = { .event = c->event };
+
+	ch = fake_ch(test, &h);
+	ev.element.qp = &h->qp;
+	srpt_set_ch_state(ch, c->state);
+	mutex_lock(&ch->sport->mutex);
+	srpt_qp_event(&ev, ch);
+	KUNIT_EXPECT_EQ(test, fatal_queued(test, ch), c->closes);
+}
+
+/* An IU of @len bytes starting with @opcode. */
+static void *iu_of(struct kunit *test, u8 opcode, u32 len)
+{
+	u8 *iu = kunit_kzalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, iu);
+	iu[0] = opcode;
+	return iu;
+}
+
+static void srpt_test_credits(struct kunit *test)
+{
+	void *cmd = iu_of(test, SRP_CMD, sizeof(struct srp_cmd));
+	void *tmf = iu_of(test, SRP_TSK_MGMT, sizeof(struct srp_tsk_mgmt));
+	void *logout = iu_of(test, SRP_I_LOGOUT, sizeof(struct srp_i_logout));
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	atomic_set(&ch->req_lim, 2);
+	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, cmd, sizeof(struct srp_cmd)));
+	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, logout,
+						   sizeof(struct srp_i_logout)));
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim), 1);
+	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, tmf,
+						   sizeof(struct srp_tsk_mgmt)));
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim), 0);
+	/* One request more than the credits granted. */
+	KUNIT_EXPECT_FALSE(test, srpt_charge_credit(ch, cmd,
+						    sizeof(struct srp_cmd)));
+}
+
+/* Credits returned by a response count from the moment it is posted. */
+static void srpt_test_credits_returned(struct kunit *test)
+{
+	struct srpt_send_ioctx *ioctx;
+	struct srpt_rdma_ch *ch;
+	struct srp_rsp *rsp;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	ioctx = kunit_kzalloc(test, sizeof(*ioctx), GFP_KERNEL);
+	rsp = kunit_kzalloc(test, SRPT_MAX_RSP_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ioctx);
+	KUNIT_ASSERT_NOT_NULL(test, rsp);
+	ioctx->ch = ch;
+	ioctx->ioctx.buf = rsp;
+	atomic_set(&ch->req_lim, 0);
+	atomic_set(&ch->req_lim_delta, 2);
+
+	srpt_send_local_tmf_rsp(ch, ioctx, SRPT_TMF_COMPLETE, 5);
+	KUNIT_EXPECT_EQ(test, h->sends, 1);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(rsp->req_lim_delta), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim_delta), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 7);
+
+	/* Not posted: the credits wait for the next response. */
+	h->fail_send = true;
+	atomic_set(&ch->req_lim_delta, 1);
+	srpt_send_local_tmf_rsp(ch, ioctx, SRPT_TMF_COMPLETE, 6);
+	KUNIT_EXPECT_EQ(test, h->sends, 1);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(rsp->req_lim_delta), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim_delta), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 7);
+	KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_DONE);
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -1238,6 +1491,10 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE(srpt_test_rsp_residuals),
 	KUNIT_CASE(srpt_test_rsp_sense),
 	KUNIT_CASE(srpt_test_rsp_tmf),
+	KUNIT_CASE(srpt_test_recv_error),
+	KUNIT_CASE_PARAM(srpt_test_qp_event, qp_event_gen_params),
+	KUNIT_CASE(srpt_test_credits),
+	KUNIT_CASE(srpt_test_credits_returned),
 	{}
 };
 

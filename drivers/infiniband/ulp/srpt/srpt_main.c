@@ -540,7 +540,7 @@ err_put_sdev:
  * @device: the device.
  * @client_data: the srpt_device set by srpt_add_one().
  *
- * Stops DM and port refreshes, stops IB CM logins, hides the device from
+ * Stops port refreshes, then DM, stops IB CM logins, hides the device from
  * configfs lookups and RDMA/CM logins, then closes every channel and waits
  * for it to be released before freeing the SRQ and the protection domain.
  * The srpt_device itself lives on while WWN directories refer to it.
@@ -552,10 +552,14 @@ static void srpt_remove_one(struct ib_device *device, void *client_data)
 	struct srpt_device *sdev = client_data;
 	u32 i;
 
-	srpt_unregister_mad_agent(sdev, device->phys_port_cnt);
+	/*
+	 * The refresh work registers a port's MAD agent if it has none: no
+	 * event may schedule it and none may run once the agents are gone.
+	 */
 	ib_unregister_event_handler(&sdev->event_handler);
 	for (i = 0; i < device->phys_port_cnt; i++)
 		cancel_work_sync(&sdev->port[i].work);
+	srpt_unregister_mad_agent(sdev, device->phys_port_cnt);
 
 	if (sdev->cm_id)
 		ib_destroy_cm_id(sdev->cm_id);

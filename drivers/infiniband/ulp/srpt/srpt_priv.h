@@ -80,6 +80,8 @@ enum {
 	SRPT_BUF_ALIGN		= 512,
 	SRPT_RD_ATOMIC		= 4,
 	SRPT_CLOSE_WAIT_SECS	= 5,
+	/* How long a release waits for an SRQ channel's Last WQE Reached. */
+	SRPT_LAST_WQE_WAIT_SECS	= 10,
 };
 
 static_assert(SRPT_DEF_REQ_SIZE_IMM >= SRPT_DEF_REQ_SIZE_DESC);
@@ -275,6 +277,8 @@ enum srpt_ch_state {
  *	written under srpt_port.mutex.
  * @sess_name: initiator address used in log messages.
  * @release_work: runs srpt_release_channel_work().
+ * @fatal_work: closes the channel after a fatal QP event or a failed
+ *	receive, see srpt_ch_fatal().
  */
 struct srpt_rdma_ch {
 	struct srpt_nexus	*nexus;
@@ -315,6 +319,7 @@ struct srpt_rdma_ch {
 	time64_t		login_time;
 	char			sess_name[64];
 	struct work_struct	release_work;
+	struct work_struct	fatal_work;
 };
 
 /**
@@ -566,6 +571,7 @@ void srpt_destroy_ch_ib(struct srpt_rdma_ch *ch);
 int srpt_ch_qp_rtr(struct srpt_rdma_ch *ch, struct ib_qp *qp);
 int srpt_ch_qp_rts(struct srpt_rdma_ch *ch, struct ib_qp *qp);
 bool srpt_close_ch(struct srpt_rdma_ch *ch);
+void srpt_ch_fatal(struct srpt_rdma_ch *ch);
 int srpt_disconnect_ch(struct srpt_rdma_ch *ch);
 void srpt_disconnect_ch_sync(struct srpt_rdma_ch *ch);
 void srpt_close_tpg_channels(struct srpt_port *sport, struct srpt_tpg *stpg);
@@ -630,6 +636,8 @@ u32 srpt_check_login_req(const struct srp_login_req *req, u32 max_req_size,
 int srpt_parse_desc_tbl(const struct srp_cmd *cmd, u32 iu_len,
 			u16 imm_data_offset, struct srpt_desc_info *info);
 int srpt_iu_opcode(const void *iu, u32 len);
+bool srpt_charge_credit(struct srpt_rdma_ch *ch, const void *iu, u32 len);
+void srpt_qp_event(struct ib_event *event, void *ptr);
 int srpt_parse_acl_name(const char *name, struct srpt_port_name *out);
 #endif
 

@@ -181,13 +181,17 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_build_tskmgmt_rsp);
 /*
  * Post the SRP_RSP in @ioctx's buffer, after the work requests starting at
  * @first (which end in @send). Reserves send queue slots for the response
- * and the @ioctx->n_rdma data transfers.
+ * and the @ioctx->n_rdma data transfers. The credits the response returns
+ * count as the initiator's from the moment it is posted; if it cannot be
+ * posted they go back to be returned with a later response.
  */
 static int srpt_post_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 			 struct ib_send_wr *first, struct ib_send_wr *send,
 			 struct ib_sge *sge, int len)
 {
 	struct srpt_device *sdev = ch->sport->sdev;
+	const struct srp_rsp *rsp = ioctx->ioctx.buf;
+	u32 credits = be32_to_cpu(rsp->req_lim_delta);
 	int ret;
 
 	if (atomic_sub_return(1 + ioctx->n_rdma, &ch->sq_wr_avail) < 0) {
@@ -208,13 +212,14 @@ static int srpt_post_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 		.opcode = IB_WR_SEND,
 		.send_flags = IB_SEND_SIGNALED,
 	};
-	atomic_inc(&ch->req_lim);
+	atomic_add(credits, &ch->req_lim);
 	ret = ib_post_send(ch->qp, first, NULL);
 	if (!ret)
 		return 0;
-	atomic_dec(&ch->req_lim);
+	atomic_sub(credits, &ch->req_lim);
 	pr_debug("%s: posting response failed (%d)\n", ch->sess_name, ret);
 err_undo:
+	atomic_add(credits, &ch->req_lim_delta);
 	atomic_add(1 + ioctx->n_rdma, &ch->sq_wr_avail);
 	return ret;
 }
@@ -249,6 +254,7 @@ void srpt_send_local_tmf_rsp(struct srpt_rdma_ch *ch,
 	if (srpt_post_rsp(ch, ioctx, &send, &send, &sge, len))
 		srpt_put_local_ioctx(ioctx);
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_send_local_tmf_rsp);
 
 /**
  * srpt_send_done - SRP_RSP send completion callback
