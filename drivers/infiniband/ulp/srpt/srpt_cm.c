@@ -299,9 +299,14 @@ static int srpt_ch_alloc_rings(struct srpt_rdma_ch *ch,
 	if (ch->use_srq)
 		return 0;
 
-	/* Immediate data needs its own, suitably aligned receive buffers. */
+	/*
+	 * Immediate data needs its own, suitably aligned receive buffers.
+	 * It is granted only where an SRP_CMD and the descriptor that gives
+	 * the data's length fit before it, or no command could use it.
+	 */
 	if ((req->req_flags & SRP_IMMED_REQUESTED) &&
-	    imm_off >= sizeof(struct srp_cmd) && imm_off < it_iu_len) {
+	    imm_off >= sizeof(struct srp_cmd) + sizeof(struct srp_imm_buf) &&
+	    imm_off < it_iu_len) {
 		ch->imm_data_offset = imm_off;
 		rsp->rsp_flags |= SRP_LOGIN_RSP_IMMED_SUPP;
 		align = round_up(imm_off, SRPT_BUF_ALIGN) - imm_off;
