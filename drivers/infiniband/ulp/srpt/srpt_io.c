@@ -402,6 +402,33 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 	return TCM_NO_SENSE;
 }
 
+/*
+ * LIO moves the data of READ and WRITE in the direction the fabric gives,
+ * whatever the CDB says: a READ whose SRP_CMD carries a data-out buffer
+ * would write that buffer to the medium. Such descriptors contradict the
+ * CDB and are refused.
+ */
+static bool srpt_dir_fits_cdb(const u8 *cdb, enum dma_data_direction dir)
+{
+	switch (cdb[0]) {
+	case READ_6:
+	case READ_10:
+	case READ_12:
+	case READ_16:
+		return dir != DMA_TO_DEVICE;
+	case WRITE_6:
+	case WRITE_10:
+	case WRITE_12:
+	case WRITE_16:
+	case WRITE_VERIFY:
+	case WRITE_VERIFY_12:
+	case WRITE_VERIFY_16:
+		return dir != DMA_FROM_DEVICE;
+	default:
+		return true;
+	}
+}
+
 /**
  * srpt_get_desc_tbl - parse an SRP_CMD's descriptors, take its immediate data
  * @recv_ioctx: receive context holding the SRP_CMD.
@@ -417,7 +444,8 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
  * srpt_map_data().
  *
  * Context: any context.
- * Return: 0 or the error of srpt_parse_desc_tbl().
+ * Return: 0, the error of srpt_parse_desc_tbl(), or -EINVAL for a READ
+ * with data-out or a WRITE with data-in descriptors.
  */
 static int srpt_get_desc_tbl(struct srpt_recv_ioctx *recv_ioctx,
 			     struct srpt_send_ioctx *ioctx,
@@ -431,6 +459,8 @@ static int srpt_get_desc_tbl(struct srpt_recv_ioctx *recv_ioctx,
 	*sg_cnt = 0;
 	ret = srpt_parse_desc_tbl(srp_cmd, recv_ioctx->byte_len,
 				  ioctx->ch->imm_data_offset, info);
+	if (!ret && !srpt_dir_fits_cdb(srp_cmd->cdb, info->dir))
+		ret = -EINVAL;
 	if (ret || info->fmt != SRP_DATA_DESC_IMM)
 		return ret;
 	sg_init_one(&ioctx->imm_sg, (void *)srp_cmd + info->imm_offset,
