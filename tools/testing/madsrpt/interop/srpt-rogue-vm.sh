@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of srpt-rogue.sh: one VM, rxe on a veth (10.16.0.1), ib_srpt
+# with a 128 MiB fileio LUN and two ACLs: one for ib_srp, one for the rogue
+# initiator (progs/srp_rogue.c).  ib_srp logs in and fio writes and verifies
+# the first 64 MiB of the LUN in a loop while srp_rogue runs each of its
+# cases ROUNDS times (first argument, default 1) on the same target, from
+# block 196608 (96 MiB) on.  At the end every fio run must have verified,
+# the rogue must hold no channel, and ib_srp and ib_srpt must go away
+# cleanly.
+
+. "$MS_HARNESS/guest-lib.sh"
+
+rounds=${1:-1}
+cfs=/sys/kernel/config/target
+addr=10.16.0.1
+port=5560
+dev=rxe-veth0
+prog=/tmp/srp_rogue
+
+build() {
+	cc -O2 -Wall -o $prog "$MS_HARNESS/progs/srp_rogue.c" -lrdmacm \
+		-libverbs
+}
+if ! out=$(build 2>&1); then
+	ms_bail "build progs/srp_rogue.c: $(head -n 3 <<<"$out")"
+fi
+mapfile -t cases < <($prog list)
+
+tap_plan $((9 + ${#cases[@]}))
+tap_ok "build progs/srp_rogue.c (${#cases[@]} cases, $rounds round(s) each)"
+tap_check "rxe on veth0" ms_rxe_veth veth0 $addr/24
+modprobe ib_srpt
+modprobe target_core_file
+
+gid=$(ms_gid0 $dev)
+guid=$(ms_guid $dev)
+wwn=0x$gid
+acl=0x0000000000000000${gid:16}
+rogue=0x00000000000000ff${gid:16}
+rogue_info=$cfs/srpt/$wwn/tpgt_1/acls/$rogue/info
+lunfile=/tmp/srpt-rogue.img
+truncate -s $((128 << 20)) $lunfile
+tap_check "srpt target, 128 MiB fileio LUN, ACLs for ib_srp and the rogue" \
+	ms_srpt_target $wwn $lunfile $((128 << 20)) $port $acl $rogue
+modprobe ib_srp
+
+login() {
+	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=32" \
+		>/sys/class/infiniband_srp/srp-$dev-1/add_target &&
+	ms_wait 30 ms_srp_disk
+}
+tap_check "ib_srp logs in" login
+disk=$(ms_srp_disk)
+
+# fio over the first 64 MiB, again and again until told to stop; each run
+# writes and verifies.  Results in /tmp/fio-runs and /tmp/fio-failed.
+fio_loop() {
+	local n=0
+	rm -f /tmp/fio-failed
+	while [ ! -e /tmp/rogue-done ]; do
+		if ! fio --name=v --filename=/dev/$disk --ioengine=libaio \
+			--iodepth=16 --direct=1 --size=64M --bs=64k \
+			--rw=randwrite --verify=crc32c --do_verify=1 \
+			--verify_fatal=1 --randseed=$n --eta=never \
+			>/tmp/fio.log 2>&1; then
+			cp /tmp/fio.log /tmp/fio-failed
+			break
+		fi
+		n=$((n + 1))
+	done
+	echo $n >/tmp/fio-runs
+}
+rm -f /tmp/rogue-done /tmp/fio-runs
+fio_loop &
+fio_pid=$!
+
+t0=$SECONDS
+for c in "${cases[@]}"; do
+	t=$SECONDS
+	seed=$RANDOM
+	if out=$($prog -n "$rounds" -s $seed "$c" $addr $port $rogue \
+		$guid 2>&1); then
+		sed 's/^\([^#]\)/# \1/' <<<"$out" | grep -v '^# FAIL' || true
+		tap_ok "rogue $c (seed $seed, $((SECONDS - t)) s)"
+	else
+		sed 's/^\([^#]\)/# \1/' <<<"$out"
+		tap_fail "rogue $c (seed $seed, $((SECONDS - t)) s)"
+	fi
+done
+echo "# rogue cases took $((SECONDS - t0)) s"
+
+touch /tmp/rogue-done
+wait $fio_pid
+fio_ok() {
+	[ ! -e /tmp/fio-failed ] && [ "$(cat /tmp/fio-runs)" -gt 0 ] ||
+		{ cat /tmp/fio-failed 2>/dev/null | tail -n 20; return 1; }
+}
+tap_check "fio verified $(cat /tmp/fio-runs) run(s) of 64 MiB while the rogue ran" \
+	fio_ok
+
+rogue_gone() {
+	grep -q "^No active SRP session" $rogue_info
+}
+tap_check "the rogue holds no channel any more" ms_wait 30 rogue_gone
+tap_check "ib_srp logs out" ms_srp_logout
+tap_check "target torn down through configfs" ms_srpt_teardown $wwn
+tap_check "ib_srpt and ib_srp unload" modprobe -r ib_srp ib_srpt
+tap_done

@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# srpt-rogue: a rogue SRP initiator against ib_srpt while a well-behaved
+# one verifies its data on the same target (issue 12, hostile input).
+#
+# progs/srp_rogue.c logs in over RDMA/CM with librdmacm and libibverbs and
+# sends what no initiator should: logins with short private data, wrong
+# opcodes, IU lengths, target port ids, buffer formats and flags (each
+# must get a REJ with the SRP_LOGIN_REJ reason that fits); IUs with unknown
+# opcodes, empty or shorter than their type (the target closes the
+# channel); SRP_CMDs whose descriptors, counts, offsets, additional CDB
+# length or immediate data reach past the IU, descriptors of 4 GiB and of
+# more than 16 MiB, unmapped LUNs (CHECK CONDITION with the right sense,
+# the channel keeps working); reads into buffers longer than the data (the
+# residual, and every byte past the data untouched); twice as many IUs as
+# it has credits; unknown TMFs; a DREQ while a window of reads is in
+# flight; random SRP_CMDs.  After each case a new login must work.
+# Meanwhile ib_srp's fio writes and verifies the LUN's first 64 MiB; at the
+# end every fio run verified and ib_srpt unloads cleanly.
+#
+# Runs on the host so that it can tell the VM how long to go on:
+# one round of every case under make check, 20 under make soak (MS_SOAK=1).
+# runs-on: host
+# timeout: 420
+# soak-timeout: 3600
+
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/common.sh"
+
+rounds=1
+[ -n "${MS_SOAK:-}" ] && rounds=${MS_ROGUE_ROUNDS:-20}
+ms_lock
+log=$MS_BUILD/logs/srpt-rogue-vm.console
+rc=0
+"$here/vm.sh" -k "$MS_OURS" -t $((rounds == 1 ? 400 : 3500)) -l "$log" \
+	"$here/interop/srpt-rogue-vm.sh" "$rounds" >/dev/null || rc=$?
+# The VM's TAP is this test's; vm.sh adds a failing point for a timeout
+# or a kernel splat.
+tr -d '\r' <"$log.out"
+echo "# VM exit status $rc (console: ${log#"$MS_TOP"/})"
+exit "$rc"
