@@ -6,13 +6,15 @@
  *
  *   mad_port.c   per-port QP0/QP1, CQ, receive ring, send queue and its
  *                overflow list, workqueue, ib_client glue, ib_mad_init()
+ *   mad_wire.c   what is read off the wire format: response or request,
+ *                RMPP classes, data offsets, the GIDs of a received MAD
  *   mad_reg.c    agent registration: version/class/method/OUI tables
  *   mad_buf.c    send buffers: allocation, RMPP segments, what a WR carries
  *   mad_send.c   TIDs, the send state machine, timeouts, retries,
  *                modify/cancel, the per-agent TID hash
  *   mad_local.c  directed-route SMPs answered by the local SMA, unsent
  *   mad_recv.c   receive validation, dispatch, response matching
- *   mad_smi.c    directed-route SMP rules (IB and OPA)
+ *   mad_smi.c    directed-route SMP rules (IB and OPA), the route of an SMP
  *   mad_agent.c  the layer's own QP0/QP1 agents that send the replies a
  *                driver's process_mad() builds for local SMPs and GMPs
  *   mad_rmpp_*.c RMPP for kernel RMPP agents: wire arithmetic, control
@@ -511,8 +513,14 @@ struct ib_mad_agent_private *
 ib_mad_find_agent(struct ib_mad_port_private *port,
 		  const struct ib_mad_hdr *hdr);
 void ib_mad_reg_tables_free(struct ib_mad_port_private *port);
-bool ib_mad_is_vendor_class_range2(u8 mgmt_class);
 int ib_mad_class_index(u8 mgmt_class);
+
+/* ---- mad_wire.c ---- */
+
+bool ib_mad_is_vendor_class_range2(u8 mgmt_class);
+int ib_mad_recv_gids(const struct ib_mad_agent_private *priv,
+		     const struct ib_mad_recv_wc *recv_wc,
+		     union ib_gid *sgid, union ib_gid *dgid);
 
 /* ---- mad_send.c (core services, also used by the RMPP files) ---- */
 
@@ -629,8 +637,6 @@ int ib_mad_local_smp(struct ib_mad_agent_private *priv,
 
 /* ---- mad_recv.c ---- */
 
-struct ib_mad_dr_route;
-bool ib_mad_smp_route(void *mad, bool opa, struct ib_mad_dr_route *route);
 void ib_mad_recv_take(struct ib_mad_recv_priv *priv);
 
 void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -682,9 +688,6 @@ ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 		   const struct ib_mad_reg_req *req);
 struct ib_mad_agent_private *
 ib_mad_reply_agent_get(struct ib_mad_port_private *port, int qpn);
-int ib_mad_recv_gids(struct ib_mad_agent_private *priv,
-		     const struct ib_mad_recv_wc *recv_wc,
-		     union ib_gid *sgid, union ib_gid *dgid);
 #endif
 
 #endif	/* __IB_MAD_PRIV_H__ */

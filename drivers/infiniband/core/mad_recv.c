@@ -78,27 +78,6 @@ static bool ib_mad_recv_setup(struct ib_mad_recv_priv *priv,
 	return true;
 }
 
-/**
- * ib_mad_smp_route() - describe the route of a directed-route SMP
- * @mad: the SMP
- * @opa: the port accepts OPA MADs
- * @route: filled in
- *
- * Return: true if @mad is an OPA SMP, false for an IB SMP.
- */
-bool ib_mad_smp_route(void *mad, bool opa, struct ib_mad_dr_route *route)
-{
-	const struct ib_mad_hdr *hdr = mad;
-
-	if (opa && hdr->base_version == OPA_MGMT_BASE_VERSION &&
-	    hdr->class_version == OPA_SM_CLASS_VERSION) {
-		ib_mad_dr_route_opa(mad, route);
-		return true;
-	}
-	ib_mad_dr_route_ib(mad, route);
-	return false;
-}
-
 /*
  * Directed-route SMP on receive. Returns true if the SMP continues up the
  * stack, false if it was dropped or relayed (switches).
@@ -364,32 +343,6 @@ void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_done);
 
 /* Address matching ------------------------------------------------------ */
-
-/*
- * The source and destination GIDs of a received MAD. On RoCE v2 the 40
- * bytes in front of the MAD hold an IPv6 header, or an IPv4 header in
- * their last 20 bytes; its addresses become IPv4-mapped GIDs.
- */
-VISIBLE_IF_KUNIT int ib_mad_recv_gids(struct ib_mad_agent_private *priv,
-				      const struct ib_mad_recv_wc *recv_wc,
-				      union ib_gid *sgid, union ib_gid *dgid)
-{
-	const union rdma_network_hdr *hdr =
-		(const union rdma_network_hdr *)recv_wc->recv_buf.grh;
-	const struct ib_wc *wc = recv_wc->wc;
-	enum rdma_network_type net = RDMA_NETWORK_IB;
-
-	if (!hdr)
-		return -EINVAL;
-	if (rdma_protocol_roce(priv->agent.device, priv->agent.port_num)) {
-		if (wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE)
-			net = wc->network_hdr_type;
-		else if (ib_get_rdma_header_version(hdr) == 4)
-			net = RDMA_NETWORK_IPV4;
-	}
-	return ib_get_gids_from_rdma_hdr(hdr, net, sgid, dgid);
-}
-EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_gids);
 
 /* With GRHs: compare the GIDs the request and the response carry. */
 static bool ib_mad_recv_gid_matches(struct ib_mad_agent_private *priv,

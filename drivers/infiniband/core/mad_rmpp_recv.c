@@ -157,40 +157,12 @@ static u32 mad_rmpp_recv_window(const struct ib_mad_agent_private *priv)
 	return max(priv->qp_info->recv_queue.max_active / 8, 1);
 }
 
-/*
- * The source GID of a MAD that came with a GRH.  On RoCE v2 over IPv4 the
- * 40 bytes in front of the MAD hold an IPv4 header, not a GRH; the GID is
- * then the IPv4-mapped source address.
- */
-static void mad_rmpp_src_gid(const struct ib_mad_agent_private *priv,
-			     const struct ib_mad_recv_wc *recv_wc,
-			     union ib_gid *sgid)
-{
-	const struct ib_wc *wc = recv_wc->wc;
-	enum rdma_network_type type = RDMA_NETWORK_IB;
-	const union rdma_network_hdr *nh;
-	union ib_gid dgid;
-
-	memset(sgid, 0, sizeof(*sgid));
-	if (!(wc->wc_flags & IB_WC_GRH) || !recv_wc->recv_buf.grh)
-		return;
-
-	nh = (const union rdma_network_hdr *)recv_wc->recv_buf.grh;
-	if (wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE)
-		type = wc->network_hdr_type;
-	else if (!rdma_protocol_ib(priv->agent.device, priv->agent.port_num))
-		type = ib_get_rdma_header_version(nh) == 4 ?
-		       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
-
-	if (ib_get_gids_from_rdma_hdr(nh, type, sgid, &dgid))
-		memset(sgid, 0, sizeof(*sgid));
-}
-
 static void mad_rmpp_key_init(const struct ib_mad_agent_private *priv,
 			      const struct ib_mad_recv_wc *recv_wc,
 			      struct mad_rmpp_key *key)
 {
 	const struct ib_mad_hdr *hdr = &recv_wc->recv_buf.mad->mad_hdr;
+	union ib_gid dgid;
 
 	key->tid = hdr->tid;
 	key->src_qp = recv_wc->wc->src_qp;
@@ -198,7 +170,9 @@ static void mad_rmpp_key_init(const struct ib_mad_agent_private *priv,
 	key->mgmt_class = hdr->mgmt_class;
 	key->class_version = hdr->class_version;
 	key->method = hdr->method;
-	mad_rmpp_src_gid(priv, recv_wc, &key->sgid);
+	/* Without a GRH the source is the LID and QP alone. */
+	if (ib_mad_recv_gids(priv, recv_wc, &key->sgid, &dgid))
+		memset(&key->sgid, 0, sizeof(key->sgid));
 }
 
 static bool mad_rmpp_key_equal(const struct mad_rmpp_key *a,

@@ -46,6 +46,27 @@ void ib_mad_dr_route_opa(struct opa_smp *smp, struct ib_mad_dr_route *route)
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_dr_route_opa);
 
+/**
+ * ib_mad_smp_route() - describe the route of a directed-route SMP
+ * @mad: the SMP
+ * @opa: the port accepts OPA MADs
+ * @route: filled in
+ *
+ * Return: true if @mad is an OPA SMP, false for an IB SMP.
+ */
+bool ib_mad_smp_route(void *mad, bool opa, struct ib_mad_dr_route *route)
+{
+	const struct ib_mad_hdr *hdr = mad;
+
+	if (opa && hdr->base_version == OPA_MGMT_BASE_VERSION &&
+	    hdr->class_version == OPA_SM_CLASS_VERSION) {
+		ib_mad_dr_route_opa(mad, route);
+		return true;
+	}
+	ib_mad_dr_route_ib(mad, route);
+	return false;
+}
+
 static enum ib_mad_smi_verdict ib_mad_smi_verdict(bool ok)
 {
 	return ok ? IB_MAD_SMI_HANDLE : IB_MAD_SMI_DISCARD;

@@ -59,6 +59,7 @@ struct ib_mad_dr_route {
 
 void ib_mad_dr_route_ib(struct ib_smp *smp, struct ib_mad_dr_route *route);
 void ib_mad_dr_route_opa(struct opa_smp *smp, struct ib_mad_dr_route *route);
+bool ib_mad_smp_route(void *mad, bool opa, struct ib_mad_dr_route *route);
 
 enum ib_mad_smi_verdict ib_mad_smi_dr_send(struct ib_mad_dr_route *route,
 					   bool is_switch, u32 port_num);

@@ -1174,7 +1174,12 @@ static void mad_test_roce_ipv4_gids(struct kunit *test)
 	recv->recv_wc.wc = &recv->wc;
 	recv->recv_wc.recv_buf.grh = &recv->grh;
 
+	/* No GRH flag: the 40 bytes are not a network header. */
+	KUNIT_EXPECT_EQ(test, ib_mad_recv_gids(env->priv, &recv->recv_wc,
+					       &sgid, &dgid), -EINVAL);
+
 	/* Without the network header type, the header is recognised. */
+	recv->wc.wc_flags = IB_WC_GRH;
 	KUNIT_ASSERT_EQ(test, ib_mad_recv_gids(env->priv, &recv->recv_wc,
 					       &sgid, &dgid), 0);
 	KUNIT_EXPECT_TRUE(test, ipv6_addr_v4mapped((struct in6_addr *)&sgid));

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * What the MAD layer reads off the wire format: whether a MAD is a
+ * response, which classes may use RMPP and where their data starts, and
+ * the GIDs of a MAD that came with a GRH. Pure functions of a header or a
+ * completion; no state, no locks.
+ */
+
+#include <rdma/ib_verbs.h>
+
+#include "mad_priv.h"
+
+/**
+ * ib_response_mad() - is a MAD a response?
+ * @hdr: the MAD header
+ *
+ * A MAD is a response when its method has the response bit, when it is a
+ * TrapRepress, or when it is a BM MAD with the response bit in its
+ * attribute modifier.
+ *
+ * Return: 1 for a response, 0 for a request.
+ */
+int ib_response_mad(const struct ib_mad_hdr *hdr)
+{
+	if (hdr->method & IB_MGMT_METHOD_RESP)
+		return 1;
+	if (hdr->method == IB_MGMT_METHOD_TRAP_REPRESS)
+		return 1;
+	return hdr->mgmt_class == IB_MGMT_CLASS_BM &&
+	       (hdr->attr_mod & IB_BM_ATTR_MOD_RESP);
+}
+EXPORT_SYMBOL(ib_response_mad);
+
+/**
+ * ib_mad_kernel_rmpp_agent() - does the MAD layer do RMPP for an agent?
+ * @agent: the agent
+ *
+ * Return: 1 if the agent registered an RMPP version and did not ask to
+ * handle RMPP itself (IB_MAD_USER_RMPP), else 0.
+ */
+int ib_mad_kernel_rmpp_agent(const struct ib_mad_agent *agent)
+{
+	return agent->rmpp_version && !(agent->flags & IB_MAD_USER_RMPP);
+}
+EXPORT_SYMBOL(ib_mad_kernel_rmpp_agent);
+
+/**
+ * ib_mad_is_vendor_class_range2() - is a class in vendor range 2?
+ * @mgmt_class: management class
+ *
+ * Return: true for classes 0x30 to 0x4F, which are qualified by an OUI.
+ */
+bool ib_mad_is_vendor_class_range2(u8 mgmt_class)
+{
+	return mgmt_class >= IB_MGMT_CLASS_VENDOR_RANGE2_START &&
+	       mgmt_class <= IB_MGMT_CLASS_VENDOR_RANGE2_END;
+}
+
+/**
+ * ib_is_mad_class_rmpp() - may a class use RMPP?
+ * @mgmt_class: management class
+ *
+ * Return: 1 for SA, DevMgt, DevAdm, BIS and vendor range 2, else 0.
+ */
+int ib_is_mad_class_rmpp(u8 mgmt_class)
+{
+	switch (mgmt_class) {
+	case IB_MGMT_CLASS_SUBN_ADM:
+	case IB_MGMT_CLASS_DEVICE_MGMT:
+	case IB_MGMT_CLASS_DEVICE_ADM:
+	case IB_MGMT_CLASS_BIS:
+		return 1;
+	default:
+		return ib_mad_is_vendor_class_range2(mgmt_class);
+	}
+}
+EXPORT_SYMBOL(ib_is_mad_class_rmpp);
+
+/**
+ * ib_get_mad_data_offset() - size of the headers in front of class data
+ * @mgmt_class: management class
+ *
+ * Return: the offset of the class data in a MAD of @mgmt_class: the common
+ * header plus RMPP and class headers where the class has them.
+ */
+int ib_get_mad_data_offset(u8 mgmt_class)
+{
+	switch (mgmt_class) {
+	case IB_MGMT_CLASS_SUBN_ADM:
+		return IB_MGMT_SA_HDR;
+	case IB_MGMT_CLASS_DEVICE_MGMT:
+	case IB_MGMT_CLASS_DEVICE_ADM:
+	case IB_MGMT_CLASS_BIS:
+		return IB_MGMT_DEVICE_HDR;
+	default:
+		if (ib_mad_is_vendor_class_range2(mgmt_class))
+			return IB_MGMT_VENDOR_HDR;
+		return IB_MGMT_MAD_HDR;
+	}
+}
+EXPORT_SYMBOL(ib_get_mad_data_offset);
+
+/**
+ * ib_mad_recv_gids() - the source and destination GIDs of a received MAD
+ * @priv: the agent that received it
+ * @recv_wc: the received MAD
+ * @sgid: its source GID
+ * @dgid: its destination GID
+ *
+ * Only a MAD that came with a GRH (IB_WC_GRH) has GIDs. On RoCE v2 the 40
+ * bytes in front of the MAD hold an IPv6 header, or an IPv4 header in
+ * their last 20 bytes, whose addresses become IPv4-mapped GIDs; the
+ * completion says which when the device reports the header type, else
+ * the IP version field does.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for a MAD without GRH or an unreadable header.
+ */
+int ib_mad_recv_gids(const struct ib_mad_agent_private *priv,
+		     const struct ib_mad_recv_wc *recv_wc,
+		     union ib_gid *sgid, union ib_gid *dgid)
+{
+	const union rdma_network_hdr *hdr =
+		(const union rdma_network_hdr *)recv_wc->recv_buf.grh;
+	const struct ib_wc *wc = recv_wc->wc;
+	enum rdma_network_type net = RDMA_NETWORK_IB;
+
+	if (!(wc->wc_flags & IB_WC_GRH) || !hdr)
+		return -EINVAL;
+	if (rdma_protocol_roce(priv->agent.device, priv->agent.port_num)) {
+		if (wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE)
+			net = wc->network_hdr_type;
+		else if (ib_get_rdma_header_version(hdr) == 4)
+			net = RDMA_NETWORK_IPV4;
+	}
+	return ib_get_gids_from_rdma_hdr(hdr, net, sgid, dgid);
+}
