@@ -56,26 +56,21 @@ static void ib_mad_agent_rearm_locked(struct ib_mad_agent_private *priv)
 }
 
 /*
- * Final transition for a send whose completion runs later from the timed
- * work: used where a handler must not run synchronously.
+ * The one way a send ends: it leaves the TID hash and its list and becomes
+ * DONE. Its completion then runs either from the timed work (@defer: it
+ * waits on the done list, and the caller makes sure the work runs) or by
+ * the caller, with ib_mad_send_complete() once the agent lock is dropped.
  */
-static void ib_mad_send_defer_done_locked(struct ib_mad_send_wr_private *wr)
+static void ib_mad_send_done_locked(struct ib_mad_send_wr_private *wr,
+				    bool defer)
 {
 	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
 
 	lockdep_assert_held(&priv->lock);
 	ib_mad_send_unhash_locked(wr);
 	wr->state = IB_MAD_SEND_DONE;
-	list_add_tail(&wr->agent_list, &priv->done_list);
-	ib_mad_agent_rearm_locked(priv);
-}
-
-/* Final transition for a send completed by the caller after unlocking. */
-static void ib_mad_send_done_locked(struct ib_mad_send_wr_private *wr)
-{
-	lockdep_assert_held(&wr->mad_agent_priv->lock);
-	ib_mad_send_unhash_locked(wr);
-	wr->state = IB_MAD_SEND_DONE;
+	if (defer)
+		list_add_tail(&wr->agent_list, &priv->done_list);
 }
 
 /*
@@ -190,18 +185,22 @@ void ib_mad_send_wait_locked(struct ib_mad_send_wr_private *wr,
 }
 
 /*
- * The wire went quiet for a send whose data is all sent: wait for the
- * response if one is expected, else the send is complete. Returns true if
+ * All data of a send reached the peer (sent, or for RMPP acknowledged):
+ * wait for the response if one is expected and nothing failed, else the
+ * send is done. @defer as for ib_mad_send_done_locked(). Returns true if
  * the caller must run the completion.
  */
-static bool ib_mad_send_data_done_locked(struct ib_mad_send_wr_private *wr)
+static bool ib_mad_send_data_sent_locked(struct ib_mad_send_wr_private *wr,
+					 bool defer)
 {
 	if (wr->status == IB_WC_SUCCESS && wr->expect_resp) {
 		ib_mad_send_wait_locked(wr, wr->send_buf.timeout_ms);
 		return false;
 	}
-	ib_mad_send_done_locked(wr);
-	return true;
+	ib_mad_send_done_locked(wr, defer);
+	if (defer)
+		ib_mad_agent_rearm_locked(wr->mad_agent_priv);
+	return !defer;
 }
 
 /**
@@ -218,11 +217,7 @@ void ib_mad_send_acked_locked(struct ib_mad_send_wr_private *wr)
 	lockdep_assert_held(&wr->mad_agent_priv->lock);
 	if (WARN_ON_ONCE(wr->wr_inflight))
 		return;
-	if (wr->expect_resp) {
-		ib_mad_send_wait_locked(wr, wr->send_buf.timeout_ms);
-		return;
-	}
-	ib_mad_send_defer_done_locked(wr);
+	ib_mad_send_data_sent_locked(wr, true);
 }
 
 /**
@@ -252,7 +247,8 @@ void ib_mad_send_finish_locked(struct ib_mad_send_wr_private *wr,
 		wr->state = IB_MAD_SEND_CANCELLED;
 		return;
 	}
-	ib_mad_send_defer_done_locked(wr);
+	ib_mad_send_done_locked(wr, true);
+	ib_mad_agent_rearm_locked(wr->mad_agent_priv);
 }
 
 /**
@@ -291,26 +287,21 @@ void ib_mad_send_wc_done(struct ib_mad_send_wr_private *wr,
 	case IB_MAD_SEND_ON_WIRE:
 		if (wr->wr_inflight)
 			break;
-		if (wr->status != IB_WC_SUCCESS) {
-			ib_mad_send_done_locked(wr);
-			complete = true;
-			break;
-		}
-		if (wr->rmpp_active &&
+		if (wr->status == IB_WC_SUCCESS && wr->rmpp_active &&
 		    ib_mad_rmpp_send_wc(wr, &swc) == IB_MAD_RMPP_SEND_HANDLED)
 			break;
-		complete = ib_mad_send_data_done_locked(wr);
+		complete = ib_mad_send_data_sent_locked(wr, false);
 		break;
 	case IB_MAD_SEND_RESPONDED:
 		if (!wr->wr_inflight && !wr->resp_pending) {
 			wr->status = IB_WC_SUCCESS;
-			ib_mad_send_done_locked(wr);
+			ib_mad_send_done_locked(wr, false);
 			complete = true;
 		}
 		break;
 	case IB_MAD_SEND_CANCELLED:
 		if (!wr->wr_inflight) {
-			ib_mad_send_done_locked(wr);
+			ib_mad_send_done_locked(wr, false);
 			complete = true;
 		}
 		break;
@@ -363,7 +354,7 @@ void ib_mad_send_response_done(struct ib_mad_send_wr_private *wr)
 	wr->resp_pending = false;
 	if (!wr->wr_inflight) {
 		wr->status = IB_WC_SUCCESS;
-		ib_mad_send_done_locked(wr);
+		ib_mad_send_done_locked(wr, false);
 		complete = true;
 	}
 	spin_unlock_irqrestore(&priv->lock, flags);
@@ -689,9 +680,8 @@ static void ib_mad_agent_expire_locked(struct ib_mad_agent_private *priv,
 			continue;
 		if (wr->status == IB_WC_SUCCESS)
 			wr->status = IB_WC_RESP_TIMEOUT_ERR;
-		ib_mad_send_unhash_locked(wr);
-		wr->state = IB_MAD_SEND_DONE;
-		list_add_tail(&wr->agent_list, &priv->done_list);
+		/* The timed work re-arms itself when it is done. */
+		ib_mad_send_done_locked(wr, true);
 	}
 }
 
@@ -808,7 +798,7 @@ void ib_mad_send_local_complete(struct ib_mad_send_wr_private *wr,
 	spin_lock_irqsave(&priv->lock, flags);
 	wr->resp_pending = false;
 	wr->status = status;
-	ib_mad_send_done_locked(wr);
+	ib_mad_send_done_locked(wr, false);
 	spin_unlock_irqrestore(&priv->lock, flags);
 	ib_mad_send_complete(wr);
 }
