@@ -2,10 +2,16 @@
 /*
  * Private interface between the RMPP files of the MAD layer.
  *
+ *   mad_rmpp.c       received RMPP MADs: DATA to reassembly, ACK, STOP and
+ *                    ABORT to the sends
  *   mad_rmpp_wire.c  arithmetic and state machines, no I/O (KUnit-tested)
  *   mad_rmpp_ctrl.c  address handles and the ACK/STOP/ABORT MADs we send
  *   mad_rmpp_send.c  segmented sends: windows, ACKs, retries, aborts
- *   mad_rmpp_recv.c  incoming RMPP MADs and reassembly
+ *   mad_rmpp_recv.c  reassembly of DATA segments
+ *
+ * Calls go one way: mad_rmpp.c calls the send and receive sides, the send
+ * side calls the receive side (for the window a requester granted), and
+ * both use ctrl and wire.
  *
  * The entry points the core calls are declared in mad_priv.h.  All RMPP
  * state of an agent (its sends' windows and its reassemblies) is protected
@@ -136,6 +142,8 @@ void mad_rmpp_send_handle_abort(struct ib_mad_agent_private *priv,
 				u8 status, u8 reply);
 
 /* mad_rmpp_recv.c */
+struct ib_mad_recv_wc *mad_rmpp_recv_data(struct ib_mad_agent_private *priv,
+					  struct ib_mad_recv_wc *recv_wc);
 void mad_rmpp_recv_note_ds_ack(struct ib_mad_agent_private *priv,
 			       const struct ib_mad_recv_wc *recv_wc);
 u32 mad_rmpp_recv_peer_window(struct ib_mad_agent_private *priv,
