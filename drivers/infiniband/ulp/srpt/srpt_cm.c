@@ -49,6 +49,9 @@ static atomic_t srpt_next_cid = ATOMIC_INIT(0);
  * @stpg: TPG chosen for the session, holding a channel count.
  * @acl_name: the name of the ACL that admitted the initiator.
  * @attrib: snapshot of the TPG settings.
+ * @ch: the channel, once it is linked into its nexus and owns the CM id.
+ * @why: for the log, why the login fails: what was presented, what was
+ *	expected; see srpt_login_fail().
  */
 struct srpt_login {
 	struct srpt_device		*sdev;
@@ -63,6 +66,8 @@ struct srpt_login {
 	struct srpt_tpg			*stpg;
 	const char			*acl_name;
 	struct srpt_tpg_attrib		attrib;
+	struct srpt_rdma_ch		*ch;
+	char				why[192];
 };
 
 /**
@@ -154,18 +159,36 @@ static const char *srpt_rej_reason_str(u32 reason)
 }
 
 /**
- * srpt_send_login_rej - reject a login and say why in the log
+ * srpt_login_fail - note why a login fails
  * @lg: the login.
- * @reason: SRP_LOGIN_REJ reason sent to the initiator.
+ * @reason: SRP_LOGIN_REJ reason for the initiator.
  * @fmt: printf format of the cause: what was presented, what was expected.
+ *
+ * Context: any context.
+ * Return: @reason, for the caller to return.
+ */
+static __printf(3, 4) u32 srpt_login_fail(struct srpt_login *lg, u32 reason,
+					  const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(lg->why, sizeof(lg->why), fmt, args);
+	va_end(args);
+	return reason;
+}
+
+/**
+ * srpt_send_login_rej - reject a login and say why in the log
+ * @lg: the login, with @lg->why filled in by srpt_login_fail().
+ * @reason: SRP_LOGIN_REJ reason sent to the initiator.
  *
  * Any host that reaches the CM can send logins, so the message is rate
  * limited: a flood of bad logins cannot fill the log.
  *
  * Context: process context (CM callback).
  */
-static __printf(3, 4) void srpt_send_login_rej(struct srpt_login *lg,
-					       u32 reason, const char *fmt, ...)
+static void srpt_send_login_rej(struct srpt_login *lg, u32 reason)
 {
 	struct srp_login_rej rej = {
 		.opcode = SRP_LOGIN_REJ,
@@ -174,16 +197,11 @@ static __printf(3, 4) void srpt_send_login_rej(struct srpt_login *lg,
 		.buf_fmt = cpu_to_be16(SRP_BUF_FORMAT_DIRECT |
 				       SRP_BUF_FORMAT_INDIRECT),
 	};
-	struct va_format vaf;
-	va_list args;
 
-	va_start(args, fmt);
-	vaf.fmt = fmt;
-	vaf.va = &args;
-	pr_warn_ratelimited("login of %s from %s on %s rejected (%s): %pV\n",
+	pr_warn_ratelimited("login of %s from %s on %s rejected (%s): %s\n",
 			    lg->id_name[0] ? lg->id_name : "?", lg->src_name,
-			    lg->port_name, srpt_rej_reason_str(reason), &vaf);
-	va_end(args);
+			    lg->port_name, srpt_rej_reason_str(reason),
+			    lg->why);
 	if (lg->rdma_cm_id)
 		rdma_reject(lg->rdma_cm_id, &rej, sizeof(rej),
 			    IB_CM_REJ_CONSUMER_DEFINED);
@@ -252,15 +270,13 @@ static u32 srpt_login_find_tpg(struct srpt_login *lg)
 	if (lg->stpg)
 		return 0;
 	if (!any_enabled)
-		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "no enabled TPG under srpt/%s or srpt/%s",
-				    gid_name, guid_name);
-	else
-		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "no ACL for this initiator: none named %s, %s or %s in an enabled TPG (targetcli: acls create ib.%s)",
-				    lg->id_name, lg->id_name + 2, lg->src_name,
-				    lg->id_name + 2);
-	return SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+		return srpt_login_fail(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				       "no enabled TPG under srpt/%s or srpt/%s",
+				       gid_name, guid_name);
+	return srpt_login_fail(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+			       "no ACL for this initiator: none named %s, %s or %s in an enabled TPG (targetcli: acls create ib.%s)",
+			       lg->id_name, lg->id_name + 2, lg->src_name,
+			       lg->id_name + 2);
 }
 
 static void srpt_login_put_tpg(struct srpt_tpg *stpg)
@@ -343,18 +359,21 @@ static void srpt_ch_free_login(struct srpt_rdma_ch *ch)
 	kfree(ch);
 }
 
-/* Build the channel of a validated login, up to and including its session. */
-static struct srpt_rdma_ch *srpt_ch_build(struct srpt_login *lg,
-					  struct srp_login_rsp *rsp, u32 *reason)
+/*
+ * Build the channel of a validated login, up to and including its session.
+ * Returns 0 with the channel in *@chp, or the reject reason.
+ */
+static u32 srpt_ch_build(struct srpt_login *lg, struct srp_login_rsp *rsp,
+			 struct srpt_rdma_ch **chp)
 {
 	const struct ib_device_attr *attrs = &lg->sdev->device->attrs;
+	u32 reason = SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES;
 	struct srpt_rdma_ch *ch;
 	int ret;
 
-	*reason = SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES;
 	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
 	if (!ch)
-		return ERR_PTR(-ENOMEM);
+		return srpt_login_fail(lg, reason, "out of memory");
 	srpt_init_ch(ch, lg->sport);
 	ch->stpg = lg->stpg;
 	ch->pkey = lg->pkey;
@@ -374,28 +393,36 @@ static struct srpt_rdma_ch *srpt_ch_build(struct srpt_login *lg,
 	}
 
 	ret = srpt_ch_alloc_rings(ch, lg->req, rsp);
-	if (ret)
+	if (ret) {
+		srpt_login_fail(lg, reason, "out of memory for the rings");
 		goto err_free_ch;
+	}
 	ret = srpt_create_ch_ib(ch, lg->attrib.srp_sq_size);
-	if (ret)
+	if (ret) {
+		srpt_login_fail(lg, reason, "creating the queue pair failed (%d)",
+				ret);
 		goto err_free_ch;
+	}
 	ch->sess = target_setup_session(&lg->stpg->tpg, ch->rq_size, 1,
 					TARGET_PROT_NORMAL, lg->acl_name, ch,
 					NULL);
 	if (IS_ERR(ch->sess)) {
 		ret = PTR_ERR(ch->sess);
 		if (ret != -ENOMEM)
-			*reason = SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+			reason = SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+		srpt_login_fail(lg, reason, "LIO refused the session (%d)",
+				ret);
 		goto err_destroy_ib;
 	}
 	ch->nacl = ch->sess->se_node_acl;
-	return ch;
+	*chp = ch;
+	return 0;
 
 err_destroy_ib:
 	srpt_destroy_ch_ib(ch);
 err_free_ch:
 	srpt_ch_free_login(ch);
-	return ERR_PTR(ret);
+	return reason;
 }
 
 static void srpt_ch_unbuild(struct srpt_rdma_ch *ch)
@@ -487,9 +514,12 @@ static int srpt_ch_accept(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 	return srpt_ib_cm_accept(ch, rsp);
 }
 
-/* Second half of a login, once the channel exists: link, RTR, accept. */
-static void srpt_login_finish(struct srpt_rdma_ch *ch, struct srpt_login *lg,
-			      struct srp_login_rsp *rsp)
+/*
+ * Last step of a login, once the channel is linked: RTR and accept.
+ * Returns 0 or the reject reason.
+ */
+static u32 srpt_login_finish(struct srpt_rdma_ch *ch, struct srpt_login *lg,
+			     struct srp_login_rsp *rsp)
 {
 	int ret = 0;
 
@@ -497,122 +527,139 @@ static void srpt_login_finish(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 		ret = srpt_ch_qp_rtr(ch, ch->qp);
 	if (!ret)
 		ret = srpt_ch_accept(ch, lg, rsp);
-	if (!ret) {
-		pr_info("%s: logged in as %s, %u credits%s%s; channel %u of session %u on %s, request IU %u bytes\n",
-			ch->sess_name, lg->acl_name, ch->rq_size,
-			ch->imm_data_offset ? ", immediate data" : "",
-			ch->use_srq ? ", SRQ" : "", ch->id, ch->nexus->id,
-			lg->port_name, be32_to_cpu(lg->req->req_it_iu_len));
-		return;
-	}
 	if (ret == -ESHUTDOWN)
-		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "the TPG was disabled or the device removed during the login");
-	else
-		srpt_send_login_rej(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
-				    "accepting the connection failed (%d)", ret);
-	srpt_close_ch(ch);
+		return srpt_login_fail(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				       "the TPG was disabled or the device removed during the login");
+	if (ret)
+		return srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
+				       "accepting the connection failed (%d)",
+				       ret);
+	pr_info("%s: logged in as %s, %u credits%s%s; channel %u of session %u on %s, request IU %u bytes\n",
+		ch->sess_name, lg->acl_name, ch->rq_size,
+		ch->imm_data_offset ? ", immediate data" : "",
+		ch->use_srq ? ", SRQ" : "", ch->id, ch->nexus->id,
+		lg->port_name, be32_to_cpu(lg->req->req_it_iu_len));
+	return 0;
 }
 
 /*
  * Check the request itself and take a port count unless the device is
- * going away; reject the login otherwise.
+ * going away. Returns 0 or the reject reason.
  */
-static int srpt_login_gate(struct srpt_login *lg)
+static u32 srpt_login_gate(struct srpt_login *lg)
 {
 	struct srpt_port *sport = lg->sport;
 	bool removing;
-	char why[160];
 	u32 reason;
 
 	reason = srpt_check_login_req(lg->req, srp_max_req_size,
-				      srpt_service_guid, why, sizeof(why));
-	if (reason) {
-		srpt_send_login_rej(lg, reason, "%s", why);
-		return -EINVAL;
-	}
+				      srpt_service_guid, lg->why,
+				      sizeof(lg->why));
+	if (reason)
+		return reason;
 
 	mutex_lock(&sport->mutex);
 	removing = sport->removing;
 	if (!removing)
 		atomic_inc(&sport->refcount);
 	mutex_unlock(&sport->mutex);
-	if (removing) {
-		srpt_send_login_rej(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "device is being removed");
-		return -ENODEV;
-	}
+	if (removing)
+		return srpt_login_fail(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				       "device is being removed");
 	return 0;
 }
 
-/**
- * srpt_cm_req_recv - process an SRP_LOGIN_REQ from either CM
- * @lg: the login; @lg->req, the CM id, port and names are filled in.
- *
- * Validates the request, chooses the TPG and ACL, builds the channel with
- * the TPG's settings, links it into its nexus and accepts the connection,
- * or rejects the login with the SRP reason that applies.
- *
- * Context: process context (CM callback); may sleep.
- * Return: 0 if the channel now owns the CM id, or a negative errno: the
- * login was rejected and the caller's CM destroys the CM id.
+/*
+ * The steps of a login whose request arrived: gate, TPG and ACL, channel,
+ * nexus, link, accept. Returns 0 or the reject reason, with what was taken
+ * given back - except once the channel is linked (@lg->ch set): it then
+ * owns the CM id and the counts, and the caller closes it.
  */
-static int srpt_cm_req_recv(struct srpt_login *lg)
+static u32 srpt_login(struct srpt_login *lg)
 {
 	struct srpt_port *sport = lg->sport;
 	struct srp_login_rsp *rsp;
 	struct srpt_rdma_ch *ch;
 	u32 reason;
-	int err = -ENOMEM;
 
-	srpt_format_id(lg->id_name, sizeof(lg->id_name),
-		       lg->req->initiator_port_id);
-	pr_debug("login from %s (%s) on %s, it_iu_len %u\n", lg->id_name,
-		 lg->src_name, lg->port_name,
-		 be32_to_cpu(lg->req->req_it_iu_len));
-
-	if (srpt_login_gate(lg))
-		return -ECONNREFUSED;
-	if (srpt_login_find_tpg(lg))
+	reason = srpt_login_gate(lg);
+	if (reason)
+		return reason;
+	reason = srpt_login_find_tpg(lg);
+	if (reason)
 		goto put_sport;
 
 	rsp = kzalloc(sizeof(*rsp), GFP_KERNEL);
 	if (!rsp) {
-		reason = SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES;
-		goto reject;
+		reason = srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
+					 "out of memory");
+		goto put_tpg;
 	}
-	ch = srpt_ch_build(lg, rsp, &reason);
-	if (IS_ERR(ch)) {
-		err = PTR_ERR(ch);
+	reason = srpt_ch_build(lg, rsp, &ch);
+	if (reason)
 		goto free_rsp;
-	}
 	ch->nexus = srpt_get_nexus(sport, lg->req->initiator_port_id,
 				   lg->req->target_port_id);
 	if (IS_ERR(ch->nexus)) {
-		reason = SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES;
+		reason = srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
+					 "out of memory for the I_T nexus");
 		goto unbuild;
 	}
-	err = srpt_ch_link(ch, lg, rsp);
-	if (err) {
-		reason = SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
+	if (srpt_ch_link(ch, lg, rsp)) {
+		reason = srpt_login_fail(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+					 "the TPG was disabled or the device removed during the login");
 		goto unbuild;
 	}
-	/* The channel, now on its nexus, owns the CM id and both counts. */
-	srpt_login_finish(ch, lg, rsp);
+	lg->ch = ch;
+	reason = srpt_login_finish(ch, lg, rsp);
 	kfree(rsp);
-	return 0;
+	return reason;
 
 unbuild:
 	srpt_ch_unbuild(ch);
 free_rsp:
 	kfree(rsp);
-reject:
-	srpt_send_login_rej(lg, reason, "setting up the channel failed (%d)",
-			    err);
+put_tpg:
 	srpt_login_put_tpg(lg->stpg);
 put_sport:
 	srpt_login_put_sport(sport);
-	return -ECONNREFUSED;
+	return reason;
+}
+
+/**
+ * srpt_cm_req_recv - process an SRP_LOGIN_REQ from either CM
+ * @lg: the login; the CM id and names are filled in, and unless @reason is
+ *	set also @lg->req and the port.
+ * @reason: 0, or the reason the CM-specific part already found to reject
+ *	the login (@lg->why says why).
+ *
+ * Validates the request, chooses the TPG and ACL, builds the channel with
+ * the TPG's settings, links it into its nexus and accepts the connection.
+ * This is the one place where a login is rejected, with the SRP reason
+ * that applies.
+ *
+ * Context: process context (CM callback); may sleep.
+ * Return: 0 if a channel now owns the CM id, or a negative errno: the
+ * login was rejected and the caller's CM destroys the CM id.
+ */
+static int srpt_cm_req_recv(struct srpt_login *lg, u32 reason)
+{
+	if (!reason) {
+		srpt_format_id(lg->id_name, sizeof(lg->id_name),
+			       lg->req->initiator_port_id);
+		pr_debug("login from %s (%s) on %s, it_iu_len %u\n",
+			 lg->id_name, lg->src_name, lg->port_name,
+			 be32_to_cpu(lg->req->req_it_iu_len));
+		reason = srpt_login(lg);
+	}
+	if (reason)
+		srpt_send_login_rej(lg, reason);
+	if (!lg->ch)
+		return reason ? -ECONNREFUSED : 0;
+	/* The channel owns the CM id: a failed accept only closes it. */
+	if (reason)
+		srpt_close_ch(lg->ch);
+	return 0;
 }
 
 static int srpt_ib_cm_req_recv(struct ib_cm_id *cm_id,
@@ -626,16 +673,20 @@ static int srpt_ib_cm_req_recv(struct ib_cm_id *cm_id,
 		.req = private_data,
 		.pkey = be16_to_cpu(param->primary_path->pkey),
 	};
+	u32 reason = 0;
 
 	/* On the passive side the path's DGID is the initiator's GID. */
 	srpt_format_guid(lg.src_name, sizeof(lg.src_name),
 			 param->primary_path->dgid.global.interface_id);
-	if (param->port < 1 || param->port > sdev->device->phys_port_cnt)
-		return -EINVAL;
-	lg.sport = &sdev->port[param->port - 1];
 	snprintf(lg.port_name, sizeof(lg.port_name), "%s-%u",
 		 dev_name(&sdev->device->dev), param->port);
-	return srpt_cm_req_recv(&lg);
+	if (param->port < 1 || param->port > sdev->device->phys_port_cnt)
+		reason = srpt_login_fail(&lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+					 "no port %u on this device",
+					 param->port);
+	else
+		lg.sport = &sdev->port[param->port - 1];
+	return srpt_cm_req_recv(&lg, reason);
 }
 
 static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
@@ -649,6 +700,7 @@ static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
 		.req = &req,
 		.pkey = path ? be16_to_cpu(path->pkey) : 0xffff,
 	};
+	u32 reason = 0;
 	int ret;
 
 	snprintf(lg.src_name, sizeof(lg.src_name), "%pIS",
@@ -657,11 +709,11 @@ static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
 		 dev_name(&cm_id->device->dev), cm_id->port_num);
 	if (!rr || event->param.conn.private_data_len < sizeof(*rr)) {
 		lg.req = NULL;
-		srpt_send_login_rej(&lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "a login request of %u bytes presented, %zu expected",
-				    rr ? event->param.conn.private_data_len : 0,
-				    sizeof(*rr));
-		return -EINVAL;
+		reason = srpt_login_fail(&lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+					 "a login request of %u bytes presented, %zu expected",
+					 rr ? event->param.conn.private_data_len : 0,
+					 sizeof(*rr));
+		return srpt_cm_req_recv(&lg, reason);
 	}
 	req.opcode = rr->opcode;
 	req.tag = rr->tag;
@@ -674,16 +726,14 @@ static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
 
 	lg.sdev = srpt_sdev_get(cm_id->device);
 	if (!lg.sdev || cm_id->port_num < 1 ||
-	    cm_id->port_num > cm_id->device->phys_port_cnt) {
-		srpt_send_login_rej(&lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-				    "ib_srpt has no such device or port");
-		if (lg.sdev)
-			srpt_sdev_put(lg.sdev);
-		return -ECONNREFUSED;
-	}
-	lg.sport = &lg.sdev->port[cm_id->port_num - 1];
-	ret = srpt_cm_req_recv(&lg);
-	srpt_sdev_put(lg.sdev);
+	    cm_id->port_num > cm_id->device->phys_port_cnt)
+		reason = srpt_login_fail(&lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+					 "ib_srpt has no such device or port");
+	else
+		lg.sport = &lg.sdev->port[cm_id->port_num - 1];
+	ret = srpt_cm_req_recv(&lg, reason);
+	if (lg.sdev)
+		srpt_sdev_put(lg.sdev);
 	return ret;
 }
 
