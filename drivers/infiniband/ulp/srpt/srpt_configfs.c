@@ -183,120 +183,113 @@ static struct srpt_tpg *srpt_attr_tpg(struct config_item *item)
 	return srpt_tpg_from_se(attrib_to_tpg(item));
 }
 
+/**
+ * struct srpt_attr_desc - one TPG attribute
+ * @name: its configfs name.
+ * @off: offset of its field in struct srpt_tpg_attrib.
+ * @min: smallest value a store accepts.
+ * @max: largest value a store accepts.
+ */
+struct srpt_attr_desc {
+	const char	*name;
+	size_t		off;
+	u32		min;
+	u32		max;
+};
+
+#define SRPT_ATTR_DESC(_field, _min, _max) {				\
+	.name = #_field,						\
+	.off = offsetof(struct srpt_tpg_attrib, _field),		\
+	.min = _min,							\
+	.max = _max,							\
+}
+
+enum {
+	SRPT_ATTR_MAX_RDMA_SIZE,
+	SRPT_ATTR_MAX_RSP_SIZE,
+	SRPT_ATTR_SQ_SIZE,
+	SRPT_ATTR_USE_SRQ,
+};
+
+static const struct srpt_attr_desc srpt_attr_descs[] = {
+	[SRPT_ATTR_MAX_RDMA_SIZE] = SRPT_ATTR_DESC(srp_max_rdma_size,
+						   SRPT_DEF_RDMA_SIZE,
+						   SRPT_MAX_RDMA_SIZE),
+	[SRPT_ATTR_MAX_RSP_SIZE] = SRPT_ATTR_DESC(srp_max_rsp_size,
+						  SRPT_MIN_RSP_SIZE,
+						  SRPT_MAX_RSP_SIZE),
+	[SRPT_ATTR_SQ_SIZE] = SRPT_ATTR_DESC(srp_sq_size, SRPT_MIN_SRQ_SIZE,
+					     SRPT_MAX_SRQ_SIZE),
+	[SRPT_ATTR_USE_SRQ] = SRPT_ATTR_DESC(use_srq, 0, 1),
+};
+
+static u32 *srpt_attr_field(struct srpt_tpg *stpg,
+			    const struct srpt_attr_desc *d)
+{
+	return (u32 *)((u8 *)&stpg->attrib + d->off);
+}
+
 static ssize_t srpt_attr_show(struct config_item *item, char *page,
-			      size_t off)
+			      const struct srpt_attr_desc *d)
 {
 	struct srpt_tpg *stpg = srpt_attr_tpg(item);
 	u32 val;
 
 	mutex_lock(&stpg->sport_id->mutex);
-	if (off == offsetof(struct srpt_tpg_attrib, use_srq))
-		val = stpg->attrib.use_srq;
-	else
-		val = *(u32 *)((u8 *)&stpg->attrib + off);
+	val = *srpt_attr_field(stpg, d);
 	mutex_unlock(&stpg->sport_id->mutex);
 	return sysfs_emit(page, "%u\n", val);
 }
 
+/*
+ * Store a TPG attribute after checking its range. srp_max_rdma_size is
+ * also what the port's DM agent advertises, so it is copied there.
+ */
 static ssize_t srpt_attr_store(struct config_item *item, const char *page,
-			       size_t count, size_t off, const char *name,
-			       u32 min, u32 max)
+			       size_t count, const struct srpt_attr_desc *d)
 {
 	struct srpt_tpg *stpg = srpt_attr_tpg(item);
 	u32 val;
 	int ret;
 
 	ret = kstrtou32(page, 0, &val);
-	if (ret || val < min || val > max) {
+	if (ret || val < d->min || val > d->max) {
 		pr_warn("%s/tpgt_%u: %s must be a number in [%u..%u], not \"%.*s\"\n",
-			stpg->sport_id->name, stpg->tag, name, min, max,
-			(int)strcspn(page, "\n"), page);
+			stpg->sport_id->name, stpg->tag, d->name, d->min,
+			d->max, (int)strcspn(page, "\n"), page);
 		return ret ? ret : -EINVAL;
 	}
 
 	mutex_lock(&stpg->sport_id->mutex);
-	if (off == offsetof(struct srpt_tpg_attrib, use_srq))
-		stpg->attrib.use_srq = val;
-	else
-		*(u32 *)((u8 *)&stpg->attrib + off) = val;
+	*srpt_attr_field(stpg, d) = val;
 	mutex_unlock(&stpg->sport_id->mutex);
 
-	if (off == offsetof(struct srpt_tpg_attrib, srp_max_rdma_size))
+	if (d == &srpt_attr_descs[SRPT_ATTR_MAX_RDMA_SIZE])
 		WRITE_ONCE(srpt_tpg_to_sport(&stpg->tpg)->dm_rdma_size, val);
 	return count;
 }
 
-static ssize_t srpt_tpg_attrib_srp_max_rdma_size_show(struct config_item *item,
-						      char *page)
-{
-	return srpt_attr_show(item, page,
-			      offsetof(struct srpt_tpg_attrib, srp_max_rdma_size));
-}
+/* configfs passes no attribute to show/store: one thin pair per entry. */
+#define SRPT_TPG_ATTR(_name, _idx)					\
+static const struct srpt_attr_desc *const srpt_attr_##_name =		\
+	&srpt_attr_descs[_idx];						\
+static ssize_t srpt_tpg_attrib_##_name##_show(struct config_item *item,\
+					      char *page)		\
+{									\
+	return srpt_attr_show(item, page, srpt_attr_##_name);		\
+}									\
+static ssize_t srpt_tpg_attrib_##_name##_store(struct config_item *item,\
+					       const char *page,	\
+					       size_t count)		\
+{									\
+	return srpt_attr_store(item, page, count, srpt_attr_##_name);	\
+}									\
+CONFIGFS_ATTR(srpt_tpg_attrib_, _name)
 
-static ssize_t srpt_tpg_attrib_srp_max_rdma_size_store(struct config_item *item,
-						       const char *page,
-						       size_t count)
-{
-	return srpt_attr_store(item, page, count,
-			       offsetof(struct srpt_tpg_attrib, srp_max_rdma_size),
-			       "srp_max_rdma_size", SRPT_DEF_RDMA_SIZE, SRPT_MAX_RDMA_SIZE);
-}
-
-CONFIGFS_ATTR(srpt_tpg_attrib_, srp_max_rdma_size);
-
-static ssize_t srpt_tpg_attrib_srp_max_rsp_size_show(struct config_item *item,
-						     char *page)
-{
-	return srpt_attr_show(item, page,
-			      offsetof(struct srpt_tpg_attrib, srp_max_rsp_size));
-}
-
-static ssize_t srpt_tpg_attrib_srp_max_rsp_size_store(struct config_item *item,
-						      const char *page,
-						      size_t count)
-{
-	return srpt_attr_store(item, page, count,
-			       offsetof(struct srpt_tpg_attrib, srp_max_rsp_size),
-			       "srp_max_rsp_size", SRPT_MIN_RSP_SIZE, SRPT_MAX_RSP_SIZE);
-}
-
-CONFIGFS_ATTR(srpt_tpg_attrib_, srp_max_rsp_size);
-
-static ssize_t srpt_tpg_attrib_srp_sq_size_show(struct config_item *item,
-						char *page)
-{
-	return srpt_attr_show(item, page,
-			      offsetof(struct srpt_tpg_attrib, srp_sq_size));
-}
-
-static ssize_t srpt_tpg_attrib_srp_sq_size_store(struct config_item *item,
-						 const char *page,
-						 size_t count)
-{
-	return srpt_attr_store(item, page, count,
-			       offsetof(struct srpt_tpg_attrib, srp_sq_size),
-			       "srp_sq_size", SRPT_MIN_SRQ_SIZE, SRPT_MAX_SRQ_SIZE);
-}
-
-CONFIGFS_ATTR(srpt_tpg_attrib_, srp_sq_size);
-
-static ssize_t srpt_tpg_attrib_use_srq_show(struct config_item *item,
-					    char *page)
-{
-	return srpt_attr_show(item, page,
-			      offsetof(struct srpt_tpg_attrib, use_srq));
-}
-
-static ssize_t srpt_tpg_attrib_use_srq_store(struct config_item *item,
-					     const char *page,
-					     size_t count)
-{
-	return srpt_attr_store(item, page, count,
-			       offsetof(struct srpt_tpg_attrib, use_srq),
-			       "use_srq", 0, 1);
-}
-
-CONFIGFS_ATTR(srpt_tpg_attrib_, use_srq);
+SRPT_TPG_ATTR(srp_max_rdma_size, SRPT_ATTR_MAX_RDMA_SIZE);
+SRPT_TPG_ATTR(srp_max_rsp_size, SRPT_ATTR_MAX_RSP_SIZE);
+SRPT_TPG_ATTR(srp_sq_size, SRPT_ATTR_SQ_SIZE);
+SRPT_TPG_ATTR(use_srq, SRPT_ATTR_USE_SRQ);
 
 struct configfs_attribute *srpt_tpg_attrib_attrs[] = {
 	&srpt_tpg_attrib_attr_srp_max_rdma_size,

@@ -344,13 +344,15 @@ struct srpt_nexus {
  * @srp_max_rdma_size: advertised largest RDMA transfer.
  * @srp_max_rsp_size: size of each response buffer.
  * @srp_sq_size: send queue size requested for each channel.
- * @use_srq: receive through the device's shared receive queue.
+ * @use_srq: receive through the device's shared receive queue (0 or 1).
+ *
+ * All fields are u32, so that one table describes them to configfs.
  */
 struct srpt_tpg_attrib {
 	u32	srp_max_rdma_size;
 	u32	srp_max_rsp_size;
 	u32	srp_sq_size;
-	bool	use_srq;
+	u32	use_srq;
 };
 
 /**
