@@ -6,6 +6,7 @@
  * completion; no state, no locks.
  */
 
+#include <kunit/visibility.h>
 #include <rdma/ib_verbs.h>
 
 #include "mad_priv.h"
@@ -135,3 +136,4 @@ int ib_mad_recv_gids(const struct ib_mad_agent_private *priv,
 	}
 	return ib_get_gids_from_rdma_hdr(hdr, net, sgid, dgid);
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_gids);
