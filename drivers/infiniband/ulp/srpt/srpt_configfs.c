@@ -12,9 +12,9 @@
  *   <wwn>/tpgt_<n>/acls/<initiator>/auth/authenticate_target   always 0
  *
  * A <wwn> names a port either by its GUID, "xxxx:xxxx:xxxx:xxxx", or by GID
- * 0, "0x" and 32 hex digits (the form targetcli-fb uses). An <initiator> is
- * a GUID, an initiator port id of up to 32 hex digits with or without "0x",
- * or an IP address.
+ * 0, "0x" and 32 hex digits (the form targetcli-fb uses; srpt_svc.c parses
+ * both). An <initiator> is a GUID, an initiator port id of up to 32 hex
+ * digits with or without "0x", or an IP address.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -33,117 +33,6 @@
 #include <kunit/visibility.h>
 
 #include "srpt_priv.h"
-
-/**
- * srpt_format_guid - format a GUID the way WWN and session names use it
- * @buf: output buffer.
- * @size: size of @buf, at least 20 bytes for the whole name.
- * @guid: GUID in network byte order.
- *
- * Context: any context.
- */
-void srpt_format_guid(char *buf, size_t size, __be64 guid)
-{
-	u64 g = be64_to_cpu(guid);
-
-	snprintf(buf, size, "%04x:%04x:%04x:%04x", (u16)(g >> 48),
-		 (u16)(g >> 32), (u16)(g >> 16), (u16)g);
-}
-EXPORT_SYMBOL_IF_KUNIT(srpt_format_guid);
-
-/**
- * srpt_format_id - format a 128-bit GID or port id as "0x" + 32 hex digits
- * @buf: output buffer.
- * @size: size of @buf, at least 35 bytes for the whole name.
- * @id: the identifier, most significant byte first.
- *
- * Context: any context.
- */
-void srpt_format_id(char *buf, size_t size, const u8 id[16])
-{
-	snprintf(buf, size, "0x%016llx%016llx", get_unaligned_be64(id),
-		 get_unaligned_be64(id + 8));
-}
-EXPORT_SYMBOL_IF_KUNIT(srpt_format_id);
-
-/**
- * srpt_parse_guid - parse a GUID written as four colon separated groups
- * @guid: where to store the GUID in host byte order.
- * @name: text such as "fe80:0000:0000:0001"; each group has one to four hex
- *	digits and nothing may follow the last group.
- *
- * Context: any context.
- * Return: 0 or -EINVAL.
- */
-int srpt_parse_guid(u64 *guid, const char *name)
-{
-	u64 g = 0;
-	u16 word;
-	int group, n;
-
-	for (group = 0; group < 4; group++) {
-		if (group && *name++ != ':')
-			return -EINVAL;
-		word = 0;
-		for (n = 0; n < 4 && isxdigit(*name); n++)
-			word = (word << 4) | hex_to_bin(*name++);
-		if (n == 0 || isxdigit(*name))
-			return -EINVAL;
-		g = (g << 16) | word;
-	}
-	if (*name)
-		return -EINVAL;
-	*guid = g;
-	return 0;
-}
-EXPORT_SYMBOL_IF_KUNIT(srpt_parse_guid);
-
-/**
- * srpt_parse_i_port_id - parse an initiator port id
- * @i_port_id: 16-byte output, most significant byte first.
- * @name: an even number (2 to 32) of hex digits, optionally preceded by
- *	"0x" or "0X". Shorter ids are zero-extended on the left, so
- *	"0x1234" and "0x0000...001234" are the same id.
- *
- * Context: any context.
- * Return: 0 or -EINVAL.
- */
-int srpt_parse_i_port_id(u8 i_port_id[16], const char *name)
-{
-	size_t len;
-
-	if (name[0] == '0' && (name[1] == 'x' || name[1] == 'X'))
-		name += 2;
-	len = strlen(name);
-	if (len == 0 || len > 32 || len % 2)
-		return -EINVAL;
-	memset(i_port_id, 0, 16);
-	return hex2bin(i_port_id + 16 - len / 2, name, len / 2);
-}
-EXPORT_SYMBOL_IF_KUNIT(srpt_parse_i_port_id);
-
-/**
- * srpt_parse_port_name - parse the name of a WWN directory
- * @name: "xxxx:xxxx:xxxx:xxxx" (port GUID) or "0x" followed by exactly 32
- *	hex digits (port GID).
- * @out: the parsed name.
- *
- * Context: any context.
- * Return: 0 or -EINVAL.
- */
-int srpt_parse_port_name(const char *name, struct srpt_port_name *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (!srpt_parse_guid(&out->guid, name)) {
-		out->kind = SRPT_NAME_GUID;
-		return 0;
-	}
-	if (strncasecmp(name, "0x", 2) || strlen(name) != 34)
-		return -EINVAL;
-	out->kind = SRPT_NAME_ID;
-	return srpt_parse_i_port_id(out->id, name);
-}
-EXPORT_SYMBOL_IF_KUNIT(srpt_parse_port_name);
 
 /**
  * srpt_parse_acl_name - parse the name of an ACL directory
@@ -404,6 +293,12 @@ static size_t srpt_info_channel(char *buf, size_t size,
 			 ci->outstanding, ci->credits, ci->queue_depth,
 			 ci->imm_data ? "  immediate data" : "",
 			 ci->use_srq ? "  SRQ" : "");
+	len += scnprintf(buf + len, size - len,
+			 "   Commands by data descriptor: none %llu  direct %llu  indirect %llu  immediate %llu\n",
+			 ci->cmds_by_fmt[SRP_NO_DATA_DESC],
+			 ci->cmds_by_fmt[SRP_DATA_DESC_DIRECT],
+			 ci->cmds_by_fmt[SRP_DATA_DESC_INDIRECT],
+			 ci->cmds_by_fmt[SRP_DATA_DESC_IMM]);
 	return len;
 }
 
@@ -480,6 +375,8 @@ static void srpt_info_snapshot(struct srpt_ch_info *ci,
 	ci->queue_depth = ch->rq_size;
 	ci->login_time = ch->login_time;
 	ci->credits = clamp_t(int, atomic_read(&ch->req_lim), 0, ch->rq_size);
+	for (i = 0; i < ARRAY_SIZE(ci->cmds_by_fmt); i++)
+		ci->cmds_by_fmt[i] = READ_ONCE(ch->cmds_by_fmt[i]);
 	/*
 	 * Commands between LIO and the wire. A context fresh from its ring
 	 * is in state NEW as well, so the short NEW step is not counted.

@@ -526,6 +526,9 @@ static bool srpt_handle_cmd(struct srpt_rdma_ch *ch,
 			 ch->sess_name, srp_cmd->tag, ret);
 		info.data_len = 0;
 		info.dir = DMA_NONE;
+	} else if (info.fmt < ARRAY_SIZE(ch->cmds_by_fmt)) {
+		WRITE_ONCE(ch->cmds_by_fmt[info.fmt],
+			   ch->cmds_by_fmt[info.fmt] + 1);
 	}
 	keep_recv = send_ioctx->recv_ioctx == recv_ioctx;
 

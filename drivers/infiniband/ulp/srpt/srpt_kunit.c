@@ -874,6 +874,10 @@ static void info_fill(struct srpt_ch_info *ci, u32 sid, u32 cid,
 	ci->queue_depth = 128;
 	ci->credits = 120;
 	ci->outstanding = 8;
+	ci->cmds_by_fmt[SRP_NO_DATA_DESC] = 3;
+	ci->cmds_by_fmt[SRP_DATA_DESC_DIRECT] = 4000000000ULL;
+	ci->cmds_by_fmt[SRP_DATA_DESC_INDIRECT] = 5;
+	ci->cmds_by_fmt[SRP_DATA_DESC_IMM] = 6;
 	ci->login_time = state == CH_CONNECTING ? 0 : INFO_LOGIN;
 	ci->i_port_id[15] = 0x01;
 	put_unaligned_be64(TEST_GUID, ci->t_port_id);
@@ -1019,6 +1023,8 @@ static void srpt_test_info_session(struct kunit *test)
 	info_expect(test, buf,
 		    "Outstanding commands: 8  Credits held by the initiator: 120 of 128\n");
 	info_expect(test, buf, "of 128  immediate data\n");
+	info_expect(test, buf,
+		    "   Commands by data descriptor: none 3  direct 4000000000  indirect 5  immediate 6\n");
 	/* The connecting channel has no login time yet. */
 	KUNIT_EXPECT_NULL(test, strstr(strstr(buf, "CID: 22"), "Login time:"));
 }

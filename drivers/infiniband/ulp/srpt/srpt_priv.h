@@ -279,6 +279,9 @@ enum srpt_ch_state {
  * @release_work: runs srpt_release_channel_work().
  * @fatal_work: closes the channel after a fatal QP event or a failed
  *	receive, see srpt_ch_fatal().
+ * @cmds_by_fmt: SRP_CMDs accepted, by the format of their data descriptor
+ *	(SRP_NO_DATA_DESC ... SRP_DATA_DESC_IMM); written only from the CQ
+ *	context, read by the ACL's info attribute.
  */
 struct srpt_rdma_ch {
 	struct srpt_nexus	*nexus;
@@ -320,6 +323,7 @@ struct srpt_rdma_ch {
 	char			sess_name[64];
 	struct work_struct	release_work;
 	struct work_struct	fatal_work;
+	u64			cmds_by_fmt[SRP_DATA_DESC_IMM + 1];
 };
 
 /**
@@ -504,6 +508,7 @@ struct srpt_port_name {
  * @queue_depth: credits granted at login (receive ring size).
  * @credits: credits the initiator holds now.
  * @outstanding: commands being executed or transferring data.
+ * @cmds_by_fmt: copy of srpt_rdma_ch.cmds_by_fmt.
  * @login_time: wall clock time of the login, 0 while connecting.
  * @i_port_id: initiator port id.
  * @t_port_id: target port id presented at login.
@@ -520,21 +525,29 @@ struct srpt_ch_info {
 	u32			queue_depth;
 	u32			credits;
 	u32			outstanding;
+	u64			cmds_by_fmt[SRP_DATA_DESC_IMM + 1];
 	time64_t		login_time;
 	u8			i_port_id[16];
 	u8			t_port_id[16];
 	char			addr[64];
 };
 
-/* srpt_main.c */
+/* srpt_svc.c */
+extern struct list_head srpt_dev_list;
 struct kmem_cache *srpt_cache_get(unsigned int object_size);
 void srpt_cache_put(struct kmem_cache *cache);
 int srpt_get_srq(struct srpt_device *sdev);
+void srpt_free_srq(struct srpt_device *sdev);
 void srpt_sdev_put(struct srpt_device *sdev);
 struct srpt_device *srpt_sdev_get(struct ib_device *device);
 struct srpt_port *srpt_lookup_port(const char *name,
 				   struct srpt_port_id ***slot);
 void srpt_log_port_names(const char *wrong);
+void srpt_format_guid(char *buf, size_t size, __be64 guid);
+void srpt_format_id(char *buf, size_t size, const u8 id[16]);
+int srpt_parse_guid(u64 *guid, const char *name);
+int srpt_parse_i_port_id(u8 i_port_id[16], const char *name);
+int srpt_parse_port_name(const char *name, struct srpt_port_name *out);
 
 /* srpt_mad.c */
 void srpt_set_ioc(u8 *c_list, u32 slot, u8 value);
@@ -622,11 +635,6 @@ extern struct configfs_attribute *srpt_da_attrs[];
 extern struct configfs_attribute *srpt_wwn_attrs[];
 extern struct configfs_attribute *srpt_acl_attrs[];
 extern struct configfs_attribute *srpt_acl_auth_attrs[];
-void srpt_format_guid(char *buf, size_t size, __be64 guid);
-void srpt_format_id(char *buf, size_t size, const u8 id[16]);
-int srpt_parse_guid(u64 *guid, const char *name);
-int srpt_parse_i_port_id(u8 i_port_id[16], const char *name);
-int srpt_parse_port_name(const char *name, struct srpt_port_name *out);
 ssize_t srpt_format_acl_info(char *buf, size_t size, const char *acl_name,
 			     const struct srpt_ch_info *ci, unsigned int n,
 			     unsigned int more, time64_t now);

@@ -7,7 +7,9 @@
 #   - receive through the SRQ (use_srq=1) with I/O
 #   - ib_srp with never_register=1 and cmd_sg_entries=255 (indirect tables
 #     in the SRP_CMD) and =1 (direct descriptors), small O_DIRECT writes
-#     (immediate data), data verified each time
+#     (immediate data), data verified each time; the ACL's info attribute
+#     (commands by data descriptor) proves from the target's side that
+#     each kind of descriptor was used
 #   - LUN reset and host reset during reads (TMF, re-login with SINGLE
 #     channel action)
 #     followed by working I/O
@@ -25,7 +27,7 @@ cfs=/sys/kernel/config/target
 addr=10.13.0.1
 dev=rxe-veth0
 
-tap_plan 33
+tap_plan 36
 tap_check "rxe on veth0" ms_rxe_veth veth0 $addr/24
 modprobe ib_srpt
 modprobe target_core_file
@@ -111,8 +113,32 @@ echo 0 >$tpg/attrib/use_srq
 modprobe -r ib_srp
 modprobe ib_srp cmd_sg_entries=255 never_register=1
 tap_check "login, cmd_sg_entries=255 never_register=1" login ""
+
+# fmt_count KIND: SRP_CMDs the target received with that kind of data
+# descriptor (none, direct, indirect or immediate) on all the channels of
+# the session (ib_srp opens one per CPU).
+fmt_count() {
+	sed -n "s/.*Commands by data descriptor:.* $1 \([0-9]*\).*/\1/p" \
+		$tpg/acls/$acl/info | awk '{ n += $1 } END { if (NR) print n }'
+}
+
+# counted KIND MIN CMD...: run CMD; the target must have counted at least
+# MIN more commands with a KIND descriptor.
+counted() {
+	local kind=$1 min=$2 before after
+	shift 2
+	before=$(fmt_count $kind)
+	"$@" || return 1
+	after=$(fmt_count $kind)
+	echo "# $kind descriptors: ${before:-?} -> ${after:-?} (need +$min)"
+	[ -n "$before" ] && [ -n "$after" ] && [ $((after - before)) -ge "$min" ]
+}
 tap_check "indirect: 4 MiB in 1 MiB blocks verified" verify 1M 4 8
+tap_check "target side: the 1 MiB commands came with indirect tables" \
+	counted indirect 8 verify 1M 4 8
 tap_check "immediate data: 32 KiB in 4 KiB blocks verified" verify 4k 8 200
+tap_check "target side: the 4 KiB writes came as immediate data" \
+	counted immediate 8 verify 4k 8 200
 tap_check "512-byte writes verified" verify 512 16 4000
 
 # reset_during_io OPT: sg_reset OPT while direct reads are in flight; the
@@ -161,6 +187,8 @@ modprobe -r ib_srp
 modprobe ib_srp cmd_sg_entries=1 never_register=1
 tap_check "login, cmd_sg_entries=1 (direct descriptors)" login ""
 tap_check "direct: 1 MiB in 256 KiB blocks verified" verify 256k 4 16
+tap_check "target side: the 256 KiB commands came with direct descriptors" \
+	counted direct 8 verify 256k 4 16
 tap_check "INQUIRY of 36 bytes into 4 KiB: residual, rest untouched" \
 	/tmp/srp_resid inquiry /dev/$(ms_srp_disk)
 tap_check "READ(10) of 1 block into 4 KiB: residual, rest untouched" \
