@@ -5,6 +5,9 @@
 #   checkpatch.pl --strict, a sparse (C=2) and W=1 build of our objects and
 #   of ib_core files that include our headers, kernel-doc -none -Wall.
 # Diagnostics are kept when they point into one of our files.
+# The test programs (progs/*.c, userspace C) get a userspace style:
+# checkpatch --strict without its kernel-only notes (see below) and
+# cc -Wall -Wextra -Werror.
 
 set -euo pipefail
 
@@ -57,6 +60,28 @@ mapfile -t rst < <(git ls-files -- 'Documentation/*.rst')
 if [ ${#rst[@]} -gt 0 ]; then
 	out=$("$here/rst-check.py" "$src" "${rst[@]}" 2>&1 || true)
 	report "docutils + kernel-doc directives (${#rst[@]} documents)" "$out"
+fi
+
+# Userspace C: checkpatch's notes that only make sense in the kernel are
+# left out: kernel macros (__packed, __printf, BIT()), kernel types and
+# printk levels, volatile (a signal flag must be volatile sig_atomic_t),
+# CamelCase (it flags C11's _Static_assert) and the function name in a
+# string (a "usage:" line names the program's usage() naturally).
+mapfile -t progs < <(git ls-files -- 'tools/testing/madsrpt/progs/*.[ch]')
+if [ ${#progs[@]} -gt 0 ]; then
+	kernel_only=PREFER_DEFINED_ATTRIBUTE_MACRO,BIT_MACRO,PREFER_KERNEL_TYPES
+	kernel_only+=,PREFER_PR_LEVEL,PRINTK_WITHOUT_KERN_LEVEL,SSCANF_TO_KSTRTO
+	kernel_only+=,VOLATILE,CAMELCASE,EMBEDDED_FUNCTION_NAME
+	out=$(cd "$src" && perl scripts/checkpatch.pl --strict --terse --no-summary \
+		--show-types --no-tree --ignore "$kernel_only" \
+		-f "${progs[@]/#/$MS_TOP/}" 2>&1 |
+		grep -E ':[0-9]+: (ERROR|WARNING|CHECK):' || true)
+	report "userspace checkpatch, kernel-only notes off (${#progs[@]} files)" "$out"
+	out=$(for f in "${progs[@]}"; do
+		[[ $f == *.c ]] || continue
+		cc -std=gnu11 -Wall -Wextra -Werror -fsyntax-only "$f" 2>&1
+	      done | grep -E '(warning|error):' || true)
+	report "userspace cc -Wall -Wextra -Werror" "$out"
 fi
 
 # A separate object tree, so W=1 and C=2 never dirty the test build.
