@@ -850,9 +850,10 @@ static int fz_run(struct fz_ctx *ctx, uint64_t seed, unsigned long count,
 	for (i = 0; i < 20 && ctx->krmpp_done < ctx->krmpp; i++)
 		fz_drain(ctx, umad, 500);
 	t = (now_ms() - t0) / 1e3;
-	printf("# %lu MADs on the wire in %.1f s (%.0f/s), %lu refused by the sender, %lu kernel-RMPP transfers (%lu completed)\n",
-	       ctx->sent, t, ctx->sent / t, ctx->refused, ctx->krmpp,
-	       ctx->krmpp_done);
+	printf("# %lu MADs on the wire in %.1f s (%.0f/s), ",
+	       ctx->sent, t, ctx->sent / t);
+	printf("%lu refused by the sender, %lu kernel-RMPP transfers (%lu completed)\n",
+	       ctx->refused, ctx->krmpp, ctx->krmpp_done);
 	printf("# refused: EINVAL %lu EMSGSIZE %lu ENOMEM %lu EPERM %lu EBUSY %lu other %lu\n",
 	       ctx->refused_by_errno[1], ctx->refused_by_errno[2],
 	       ctx->refused_by_errno[3], ctx->refused_by_errno[4],
@@ -862,10 +863,13 @@ static int fz_run(struct fz_ctx *ctx, uint64_t seed, unsigned long count,
 	       ctx->long_len);
 	printf("# by hand: %lu packets, %lu of them MADs for the MAD layer, %lu for rxe to drop\n",
 	       ctx->raw, ctx->raw_mad, ctx->raw_rxe_drop);
-	printf("FUZZ seed=%llu sent=%lu refused=%lu krmpp=%lu raw=%lu raw_mad=%lu raw_rxe_drop=%lu probes=%lu probe_ok=%lu probe_bad=%lu probe_lost=%lu",
-	       (unsigned long long)seed, ctx->sent, ctx->refused, ctx->krmpp,
-	       ctx->raw, ctx->raw_mad, ctx->raw_rxe_drop, ctx->probes,
-	       ctx->probe_ok, ctx->probe_bad, ctx->probe_lost);
+	/* One line, key=value, for the host; written in three pieces. */
+	printf("FUZZ seed=%llu sent=%lu refused=%lu krmpp=%lu",
+	       (unsigned long long)seed, ctx->sent, ctx->refused, ctx->krmpp);
+	printf(" raw=%lu raw_mad=%lu raw_rxe_drop=%lu", ctx->raw, ctx->raw_mad,
+	       ctx->raw_rxe_drop);
+	printf(" probes=%lu probe_ok=%lu probe_bad=%lu probe_lost=%lu",
+	       ctx->probes, ctx->probe_ok, ctx->probe_bad, ctx->probe_lost);
 	for (i = 0; i < FZ_NFATES; i++)
 		printf(" %s=%lu", fz_fate_names[i], ctx->fate[i]);
 	printf(" secs=%.0f\n", t);
