@@ -89,6 +89,7 @@ struct rg_login_req {
 	uint16_t imm_data_offset;	/* big endian */
 	uint8_t reserved[6];
 };
+
 _Static_assert(sizeof(struct rg_login_req) == 56, "SRP login over RDMA/CM");
 
 /* Byte offsets in SRP_CMD, SRP_TSK_MGMT and SRP_RSP. */
@@ -427,7 +428,8 @@ static int rg_setup_qp(struct rg *r)
 			      0);
 	if (!r->cq)
 		return -1;
-	qa.send_cq = qa.recv_cq = r->cq;
+	qa.send_cq = r->cq;
+	qa.recv_cq = r->cq;
 	if (rdma_create_qp(r->id, r->pd, &qa))
 		return -1;
 	r->mr = ibv_reg_mr(r->pd, rg_mem, rg_mem_len,
@@ -988,7 +990,12 @@ static int case_iu_short(void)
 
 /* ---- SRP_CMDs with bad descriptors ----------------------------------------- */
 
-#define INVALID_IU	KEY_ILLEGAL, 0x0e, 0x03	/* INVALID FIELD IN COMMAND IU */
+/* Send @iu; expect CHECK CONDITION, INVALID FIELD IN COMMAND IU. */
+static int rg_expect_invalid(struct rg *r, const char *what, uint8_t *iu,
+			     uint32_t len)
+{
+	return rg_expect(r, what, iu, len, ST_CHECK, KEY_ILLEGAL, 0x0e, 0x03);
+}
 
 static int case_cmd_desc(void)
 {
@@ -1005,78 +1012,72 @@ static int case_cmd_desc(void)
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_DIRECT;
 	iu[CMD_IN_CNT] = 1;
-	bad |= rg_expect(&r, "direct descriptor past the IU", iu, CMD_LEN,
-			 ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "direct descriptor past the IU", iu, CMD_LEN);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_DIRECT;
 	rg_desc(&r, iu + CMD_LEN, data_buf(), 512);
-	bad |= rg_expect(&r, "direct descriptor cut by the IU", iu,
-			 CMD_LEN + DESC_LEN - 1, ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "direct descriptor cut by the IU", iu,
+			 CMD_LEN + DESC_LEN - 1);
 
 	/* ADDITIONAL CDB LENGTH reaching past the IU. */
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_DIRECT;
 	iu[CMD_ADD_CDB_LEN] = 0xfc;
 	rg_desc(&r, iu + CMD_LEN, data_buf(), 512);
-	bad |= rg_expect(&r, "additional CDB of 252 bytes past the IU", iu,
-			 CMD_LEN + DESC_LEN, ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "additional CDB of 252 bytes past the IU", iu,
+			 CMD_LEN + DESC_LEN);
 
 	/* Indirect: header past the IU, table past the IU, count too high. */
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_INDIRECT;
 	iu[CMD_IN_CNT] = 1;
-	bad |= rg_expect(&r, "indirect header past the IU", iu, CMD_LEN + 8,
-			 ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "indirect header past the IU", iu, CMD_LEN + 8);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_INDIRECT;
 	iu[CMD_IN_CNT] = 200;
 	rg_indirect(&r, iu, 4, 512, 200 * 512);
 	rg_desc(&r, iu + CMD_LEN, iu, 200 * DESC_LEN);
-	bad |= rg_expect(&r, "indirect table of 200 entries, 4 in the IU", iu,
-			 CMD_LEN + IDB_HDR + 4 * DESC_LEN, ST_CHECK,
-			 INVALID_IU);
+	bad |= rg_expect_invalid(&r, "indirect table of 200 entries, 4 in the IU", iu,
+			 CMD_LEN + IDB_HDR + 4 * DESC_LEN);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_INDIRECT;
 	iu[CMD_IN_CNT] = 1;
 	len = rg_indirect(&r, iu, 8, 512, 8 * 512);
-	bad |= rg_expect(&r, "indirect table of 8 entries, count says 1 (external table)",
-			 iu, len, ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "indirect table of 8 entries, count says 1 (external table)",
+			 iu, len);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_INDIRECT;
 	iu[CMD_IN_CNT] = 8;
 	len = rg_indirect(&r, iu, 8, 512, 8 * 512 + 1);
-	bad |= rg_expect(&r, "indirect table whose total is not its sum", iu,
-			 len, ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "indirect table whose total is not its sum", iu,
+			 len);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_INDIRECT;
 	iu[CMD_IN_CNT] = 1;
 	len = rg_indirect(&r, iu, 1, 512, 512);
 	rg_desc(&r, iu + CMD_LEN, iu, 0);
-	bad |= rg_expect(&r, "indirect table of length 0", iu, len, ST_CHECK,
-			 INVALID_IU);
+	bad |= rg_expect_invalid(&r, "indirect table of length 0", iu, len);
 
 	/* Formats that do not exist or do not fit the command. */
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = 0x05;
 	rg_desc(&r, iu + CMD_LEN, data_buf(), 512);
-	bad |= rg_expect(&r, "data-in format 5", iu, CMD_LEN + DESC_LEN,
-			 ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "data-in format 5", iu, CMD_LEN + DESC_LEN);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_DIRECT << 4 | SRP_DESC_DIRECT;
 	rg_desc(&r, iu + CMD_LEN, data_buf(), 512);
 	rg_desc(&r, iu + CMD_LEN + DESC_LEN, data_buf(), 512);
-	bad |= rg_expect(&r, "bidirectional descriptors", iu,
-			 CMD_LEN + 2 * DESC_LEN, ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "bidirectional descriptors", iu,
+			 CMD_LEN + 2 * DESC_LEN);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_DIRECT;
 	rg_desc(&r, iu + CMD_LEN, data_buf(), 0);
-	bad |= rg_expect(&r, "direct descriptor of 0 bytes", iu,
-			 CMD_LEN + DESC_LEN, ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "direct descriptor of 0 bytes", iu,
+			 CMD_LEN + DESC_LEN);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_IMM;
 	put_be32(iu + CMD_LEN, 512);
-	bad |= rg_expect(&r, "immediate data as data-in", iu, CMD_LEN + 4,
-			 ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "immediate data as data-in", iu, CMD_LEN + 4);
 	rg_cmd(&r, iu, cdb_tur, 6);
 	iu[CMD_LUN + 1] = 7;
 	bad |= rg_expect(&r, "LUN 7 (not mapped)", iu, CMD_LEN, ST_CHECK,
@@ -1105,16 +1106,14 @@ static int case_cmd_huge(void)
 		rg_desc(&r, iu + CMD_LEN, data_buf(), lens[i]);
 		snprintf(what, sizeof(what), "direct descriptor of %u bytes",
 			 lens[i]);
-		bad |= rg_expect(&r, what, iu, CMD_LEN + DESC_LEN, ST_CHECK,
-				 INVALID_IU);
+		bad |= rg_expect_invalid(&r, what, iu, CMD_LEN + DESC_LEN);
 	}
 	/* Two entries of 2 GiB: 4 GiB, which a 32-bit total cannot say. */
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_INDIRECT;
 	iu[CMD_IN_CNT] = 2;
-	bad |= rg_expect(&r, "indirect table of 2 x 2 GiB, total 0", iu,
-			 rg_indirect(&r, iu, 2, 0x80000000, 0), ST_CHECK,
-			 INVALID_IU);
+	bad |= rg_expect_invalid(&r, "indirect table of 2 x 2 GiB, total 0", iu,
+			 rg_indirect(&r, iu, 2, 0x80000000, 0));
 	bad |= rg_tur(&r, "TEST UNIT READY after the huge descriptors");
 	rg_close(&r);
 	return bad;
@@ -1137,8 +1136,8 @@ static int case_cmd_imm(void)
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_IMM << 4;
 	put_be32(iu + CMD_LEN, 512);
-	bad |= rg_expect(&r, "immediate data not negotiated", iu,
-			 RG_IMM_OFF + 512, ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "immediate data not negotiated", iu,
+			 RG_IMM_OFF + 512);
 	rg_close(&r);
 
 	if (rg_login(&r, true)) {
@@ -1161,24 +1160,23 @@ static int case_cmd_imm(void)
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_IMM << 4;
 	put_be32(iu + CMD_LEN, 512);
-	bad |= rg_expect(&r, "immediate data of 512 bytes, IU ends 1 byte short",
-			 iu, RG_IMM_OFF + 511, ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "immediate data of 512 bytes, IU ends 1 byte short",
+			 iu, RG_IMM_OFF + 511);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_IMM << 4;
 	put_be32(iu + CMD_LEN, 0xffffffc0);
-	bad |= rg_expect(&r, "immediate data of 4 GiB - 64", iu,
-			 RG_IMM_OFF + 512, ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "immediate data of 4 GiB - 64", iu,
+			 RG_IMM_OFF + 512);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_IMM << 4;
 	put_be32(iu + CMD_LEN, 0);
-	bad |= rg_expect(&r, "immediate data of 0 bytes", iu, RG_IMM_OFF + 512,
-			 ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "immediate data of 0 bytes", iu, RG_IMM_OFF + 512);
 	rg_cmd(&r, iu, cdb, 10);
 	iu[CMD_BUF_FMT] = SRP_DESC_IMM << 4;
 	iu[CMD_ADD_CDB_LEN] = 16;
 	put_be32(iu + CMD_LEN + 16, 512);
-	bad |= rg_expect(&r, "immediate data descriptor over the data", iu,
-			 RG_IMM_OFF + 512, ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "immediate data descriptor over the data", iu,
+			 RG_IMM_OFF + 512);
 	bad |= rg_tur(&r, "TEST UNIT READY after the immediate data");
 	rg_close(&r);
 	free(iu);
@@ -1336,8 +1334,8 @@ static int case_cmd_direction(void)
 	iu[CMD_BUF_FMT] = SRP_DESC_DIRECT << 4;
 	iu[CMD_OUT_CNT] = 1;
 	rg_desc(&r, iu + CMD_LEN, buf, 512);
-	bad |= rg_expect(&r, "READ(10) with a data-out descriptor", iu,
-			 sizeof(iu), ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "READ(10) with a data-out descriptor", iu,
+			 sizeof(iu));
 
 	/* WRITE(10) with a data-in descriptor. */
 	memset(buf, PATTERN, 512);
@@ -1346,8 +1344,8 @@ static int case_cmd_direction(void)
 	iu[CMD_BUF_FMT] = SRP_DESC_DIRECT;
 	iu[CMD_IN_CNT] = 1;
 	rg_desc(&r, iu + CMD_LEN, buf, 512);
-	bad |= rg_expect(&r, "WRITE(10) with a data-in descriptor", iu,
-			 sizeof(iu), ST_CHECK, INVALID_IU);
+	bad |= rg_expect_invalid(&r, "WRITE(10) with a data-in descriptor", iu,
+			 sizeof(iu));
 	bad |= check_fill("WRITE(10) with data-in, our buffer", buf, 0, 512,
 			  PATTERN);
 
@@ -1589,7 +1587,7 @@ static int case_fuzz(void)
 		if (rg_login(&r, false))
 			return 1;
 	}
-	note("fuzz: %u SRP_CMDs, %u answered (GOOD %u, CHECK CONDITION %u, BUSY %u), %u closed the channel",
+	note("fuzz: %u SRP_CMDs, %u answered (GOOD %u, CHECK CONDITION %u, BUSY %u), %u closes",
 	     i, answered, st[ST_GOOD], st[ST_CHECK], st[ST_BUSY], closes);
 	rg_close(&r);
 	return bad;
@@ -1673,7 +1671,8 @@ int main(int argc, char **argv)
 	    parse_addr(argv[optind + 1], "0", &rg_src) ||
 	    parse_hex(argv[optind + 3], rg_init_id, 16) ||
 	    parse_hex(argv[optind + 4], rg_tgt_id, 8)) {
-		fprintf(stderr, "usage: %s list | [-n ROUNDS] [-s SEED] CASE ADDR PORT INITIATOR_ID TARGET_GUID\n",
+		fprintf(stderr, "usage: %s list\n", argv[0]);
+		fprintf(stderr, "       %s [-n ROUNDS] [-s SEED] CASE ADDR PORT INIT_ID TGT_GUID\n",
 			argv[0]);
 		return 2;
 	}
@@ -1700,7 +1699,7 @@ int main(int argc, char **argv)
 		if (bad)
 			break;
 	}
-	note("%s: %u round(s), %lu logins (%lu rejected), %lu IUs sent, %lu responses, %lu closed by the target, %.1f s",
+	note("%s: %u round(s), %lu logins (%lu rejected), %lu IUs, %lu answers, %lu closes, %.1f s",
 	     rg_cases[i].name, round + !!bad, n_logins, n_rejs, n_ius,
 	     n_rsps, n_closed, (now_ms() - t0) / 1000);
 	free(rg_mem);
