@@ -364,8 +364,11 @@ else
 	tap_fail "fio verify on the multipath map while a path logs out and in"
 	tap_fail "map has two active paths again"
 fi
+# A path that just came back makes udev probe the map; the flush waits
+# until nothing holds it any more (on a slow host that takes a while).
 stop_multipath() {
-	multipath -F && multipathd shutdown &&
+	udevadm settle --timeout=60
+	ms_wait 60 multipath -F && multipathd shutdown &&
 	ms_wait 30 sh -c "! pidof multipathd" &&
 	udevadm control --exit
 }
