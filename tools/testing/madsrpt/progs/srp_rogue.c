@@ -23,9 +23,9 @@
  *               direction contradicts a READ or WRITE CDB);
  *   read-short  reads into buffers larger than the data: the residual is
  *               reported and every byte past the data is left untouched;
- *   credits     twice as many reads as the target granted credits, at
- *               once: each gets an answer, or the target closes the
- *               channel;
+ *   credits     twice as many reads, then writes, as the target granted
+ *               credits, at once: each gets an answer, or the target
+ *               closes the channel;
  *   tmf         task management functions that do not exist or find
  *               nothing to do;
  *   dreq-flood  a disconnect (DREQ) while a full window of reads is in
@@ -1366,11 +1366,15 @@ static int case_cmd_direction(void)
 /* ---- credits, task management, disconnects -------------------------------- */
 
 /*
- * Twice the credits in reads of 64 KiB, sent at once: the target gets
- * requests while all its command contexts are busy.
+ * Twice the credits in commands of 64 KiB, sent at once, reads (@op 0x28)
+ * or writes (0x2a).  A read completes while the target handles its IU,
+ * so its credit is back before the next IU is taken; a write waits for
+ * its RDMA READ, so the target sees requests beyond the credits it
+ * granted.  Either each gets an answer, or the target closes the channel.
  */
-static int case_credits(void)
+static int rg_flood(uint8_t op)
 {
+	const char *what = op == 0x28 ? "reads" : "writes";
 	unsigned int i, n, got = 0, st[256] = { 0 };
 	uint8_t iu[CMD_LEN + DESC_LEN], cdb[10];
 	uint64_t first;
@@ -1383,14 +1387,14 @@ static int case_credits(void)
 	n = 2 * r.credits;
 	if (n > RG_NSEND - 8)
 		n = RG_NSEND - 8;
-	note("%d credits granted, sending %u reads of 64 KiB at once",
-	     r.credits, n);
 	first = r.next_tag;
-	cdb_rw10(cdb, 0x28, RG_LBA, 128);
+	cdb_rw10(cdb, op, RG_LBA + 256, 128);
+	memset(data_buf(), 0x5a, 65536);
 	for (i = 0; i < n; i++) {
 		rg_cmd(&r, iu, cdb, 10);
-		iu[CMD_BUF_FMT] = SRP_DESC_DIRECT;
-		iu[CMD_IN_CNT] = 1;
+		iu[CMD_BUF_FMT] = op == 0x28 ? SRP_DESC_DIRECT :
+					       SRP_DESC_DIRECT << 4;
+		iu[op == 0x28 ? CMD_IN_CNT : CMD_OUT_CNT] = 1;
 		rg_desc(&r, iu + CMD_LEN, data_buf(), 65536);
 		if (rg_send(&r, iu, sizeof(iu))) {
 			bad |= fail("posting IU %u failed", i);
@@ -1409,17 +1413,22 @@ static int case_credits(void)
 	for (i = 0; i < n; i++)
 		if (r.rsp[(first + i) % RG_TAGS].got)
 			st[r.rsp[(first + i) % RG_TAGS].status]++;
-	note("%u IUs over %d credits: %u answered (GOOD %u, BUSY %u, TASK SET FULL %u, other %u)%s",
-	     n, n / 2, got, st[ST_GOOD], st[ST_BUSY], st[ST_TSF],
+	note("%u %s of 64 KiB over %u credits: %u answered (GOOD %u, BUSY %u, TASK SET FULL %u, other %u)%s",
+	     n, what, n / 2, got, st[ST_GOOD], st[ST_BUSY], st[ST_TSF],
 	     got - st[ST_GOOD] - st[ST_BUSY] - st[ST_TSF],
 	     r.closed ? ", then the target closed the channel" : "");
 	if (got != n && !r.closed)
-		bad |= fail("%u of %u IUs unanswered and the channel still open",
-			    n - got, n);
+		bad |= fail("%u of %u %s unanswered and the channel still open",
+			    n - got, n, what);
 	if (!r.closed)
 		bad |= rg_tur(&r, "TEST UNIT READY after the flood");
 	rg_close(&r);
 	return bad;
+}
+
+static int case_credits(void)
+{
+	return rg_flood(0x28) | rg_flood(0x2a);
 }
 
 static int rg_expect_tmf(struct rg *r, const char *what, uint8_t func,
