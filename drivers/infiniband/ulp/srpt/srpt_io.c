@@ -752,7 +752,7 @@ static bool srpt_handle_new_iu(struct srpt_rdma_ch *ch,
 	if (!ch->processing_wait_list && !list_empty(&ch->cmd_wait_list))
 		return srpt_defer_iu(ch, recv_ioctx);
 
-	opcode = srpt_iu_opcode(iu, recv_ioctx->byte_len);
+	opcode = recv_ioctx->opcode;
 	if (opcode == SRP_CMD || opcode == SRP_TSK_MGMT) {
 		send_ioctx = srpt_get_send_ioctx(ch);
 		if (unlikely(!send_ioctx))
@@ -789,8 +789,7 @@ static bool srpt_handle_new_iu(struct srpt_rdma_ch *ch,
 /**
  * srpt_charge_credit - take the credit a received IU costs
  * @ch: the channel.
- * @iu: the IU.
- * @len: its length.
+ * @opcode: srpt_iu_opcode() of the IU.
  *
  * SRP_CMD and SRP_TSK_MGMT each consume one of the credits (request limit)
  * granted at login and returned with every response; other IUs are free.
@@ -801,11 +800,8 @@ static bool srpt_handle_new_iu(struct srpt_rdma_ch *ch,
  * Context: any context.
  * Return: false if the initiator sent a request with no credit left.
  */
-VISIBLE_IF_KUNIT bool srpt_charge_credit(struct srpt_rdma_ch *ch,
-					 const void *iu, u32 len)
+VISIBLE_IF_KUNIT bool srpt_charge_credit(struct srpt_rdma_ch *ch, int opcode)
 {
-	int opcode = srpt_iu_opcode(iu, len);
-
 	if (opcode != SRP_CMD && opcode != SRP_TSK_MGMT)
 		return true;
 	return atomic_dec_return(&ch->req_lim) >= 0;
@@ -858,9 +854,9 @@ void srpt_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_cpu(ch->sport->sdev->device, ioctx->ioctx.dma,
 				   ioctx->ioctx.offset + srp_max_req_size,
 				   DMA_FROM_DEVICE);
-	if (unlikely(!srpt_charge_credit(ch, ioctx->ioctx.buf +
-					 ioctx->ioctx.offset,
-					 wc->byte_len))) {
+	ioctx->opcode = srpt_iu_opcode(ioctx->ioctx.buf + ioctx->ioctx.offset,
+				       wc->byte_len);
+	if (unlikely(!srpt_charge_credit(ch, ioctx->opcode))) {
 		srpt_handle_over_limit(ch, ioctx);
 		return;
 	}

@@ -1406,36 +1406,23 @@ static void srpt_test_qp_event(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fatal_queued(test, ch), c->closes);
 }
 
-/* An IU of @len bytes starting with @opcode. */
-static void *iu_of(struct kunit *test, u8 opcode, u32 len)
-{
-	u8 *iu = kunit_kzalloc(test, len, GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, iu);
-	iu[0] = opcode;
-	return iu;
-}
-
 static void srpt_test_credits(struct kunit *test)
 {
-	void *cmd = iu_of(test, SRP_CMD, sizeof(struct srp_cmd));
-	void *tmf = iu_of(test, SRP_TSK_MGMT, sizeof(struct srp_tsk_mgmt));
-	void *logout = iu_of(test, SRP_I_LOGOUT, sizeof(struct srp_i_logout));
 	struct srpt_rdma_ch *ch;
 	struct fake_hca *h;
 
 	ch = fake_ch(test, &h);
 	atomic_set(&ch->req_lim, 2);
-	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, cmd, sizeof(struct srp_cmd)));
-	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, logout,
-						   sizeof(struct srp_i_logout)));
+	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, SRP_CMD));
+	/* Logouts, answers to target requests and short IUs are free. */
+	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, SRP_I_LOGOUT));
+	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, SRP_CRED_RSP));
+	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, -EINVAL));
 	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim), 1);
-	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, tmf,
-						   sizeof(struct srp_tsk_mgmt)));
+	KUNIT_EXPECT_TRUE(test, srpt_charge_credit(ch, SRP_TSK_MGMT));
 	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim), 0);
 	/* One request more than the credits granted. */
-	KUNIT_EXPECT_FALSE(test, srpt_charge_credit(ch, cmd,
-						    sizeof(struct srp_cmd)));
+	KUNIT_EXPECT_FALSE(test, srpt_charge_credit(ch, SRP_CMD));
 }
 
 /* Credits returned by a response count from the moment it is posted. */

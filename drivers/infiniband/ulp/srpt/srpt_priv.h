@@ -159,11 +159,13 @@ struct srpt_ioctx {
  * @ioctx: the buffer.
  * @wait_list: entry in srpt_rdma_ch.cmd_wait_list while the IU waits.
  * @byte_len: number of bytes the last receive placed in the buffer.
+ * @opcode: srpt_iu_opcode() of the IU, found once when it was received.
  */
 struct srpt_recv_ioctx {
 	struct srpt_ioctx	ioctx;
 	struct list_head	wait_list;
 	u32			byte_len;
+	int			opcode;
 };
 
 /**
@@ -646,7 +648,7 @@ u32 srpt_check_login_req(const struct srp_login_req *req, u32 max_req_size,
 int srpt_parse_desc_tbl(const struct srp_cmd *cmd, u32 iu_len,
 			u16 imm_data_offset, struct srpt_desc_info *info);
 int srpt_iu_opcode(const void *iu, u32 len);
-bool srpt_charge_credit(struct srpt_rdma_ch *ch, const void *iu, u32 len);
+bool srpt_charge_credit(struct srpt_rdma_ch *ch, int opcode);
 void srpt_qp_event(struct ib_event *event, void *ptr);
 int srpt_parse_acl_name(const char *name, struct srpt_port_name *out);
 #endif
