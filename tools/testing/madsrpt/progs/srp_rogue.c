@@ -1413,7 +1413,7 @@ static int rg_flood(uint8_t op)
 	for (i = 0; i < n; i++)
 		if (r.rsp[(first + i) % RG_TAGS].got)
 			st[r.rsp[(first + i) % RG_TAGS].status]++;
-	note("%u %s of 64 KiB over %u credits: %u answered (GOOD %u, BUSY %u, TASK SET FULL %u, other %u)%s",
+	note("%u %s of 64 KiB, %u credits: %u answered (GOOD %u, BUSY %u, TSF %u, other %u)%s",
 	     n, what, n / 2, got, st[ST_GOOD], st[ST_BUSY], st[ST_TSF],
 	     got - st[ST_GOOD] - st[ST_BUSY] - st[ST_TSF],
 	     r.closed ? ", then the target closed the channel" : "");
