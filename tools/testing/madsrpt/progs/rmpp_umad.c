@@ -53,6 +53,7 @@
 #define RMPP_FLAG_ACTIVE	1
 #define GSI_QKEY		0x80010000u
 #define ATTR_TEST		0xff10	/* vendor-specific attribute */
+#define ATTR_CLOSE		0xff11	/* the client's closing request */
 #define MAX_PAYLOAD		(1u << 20)
 
 /* The classes under test and their class data offsets. */
@@ -229,7 +230,7 @@ static int reg_agent(int fd, const struct test_class *c, int methods)
 
 /* Build an RMPP MAD of @len data bytes after @c's headers. */
 static size_t build_mad(void *umad, const struct test_class *c, uint8_t method,
-			uint64_t tid, uint32_t len, int response)
+			uint64_t tid, uint16_t attr, uint32_t len, int response)
 {
 	uint8_t *mad = umad_get_mad(umad);
 	struct wire_hdr *h = (struct wire_hdr *)mad;
@@ -240,7 +241,7 @@ static size_t build_mad(void *umad, const struct test_class *c, uint8_t method,
 	h->class_version = c->class_version;
 	h->method = method;
 	h->tid = htobe64(tid);
-	h->attr_id = htons(ATTR_TEST);
+	h->attr_id = htons(attr);
 	h->attr_mod = htonl(len);
 	h->rmpp_version = RMPP_VERSION;
 	h->rmpp_type = RMPP_TYPE_DATA;
@@ -316,7 +317,8 @@ static int answer(int fd, int agent, const struct test_class *c,
 
 	if (check_mad(umad, len, c, size, 0, why, whylen))
 		return -EPROTO;
-	rlen = build_mad(reply, c, METHOD_GET_RESP, be64toh(h->tid), *size, 1);
+	rlen = build_mad(reply, c, METHOD_GET_RESP, be64toh(h->tid),
+			 ntohs(h->attr_id), *size, 1);
 	memcpy(umad_get_mad_addr(reply), umad_get_mad_addr(umad),
 	       sizeof(ib_mad_addr_t));
 	umad_get_mad_addr(reply)->qkey = htonl(GSI_QKEY);
@@ -364,6 +366,9 @@ static void *alloc_umad(void)
 	return p;
 }
 
+/* Attribute of the requests sent: ATTR_CLOSE for the closing exchange. */
+static uint16_t req_attr = ATTR_TEST;
+
 /*
  * One request/response exchange from the requester's side; in loop mode
  * the responder runs in between on its own descriptor.
@@ -380,14 +385,16 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 	uint32_t got = 0, tid;
 	size_t mlen;
 
-	mlen = build_mad(buf, c, METHOD_SET, ++tid_lo, size, 0);
+	mlen = build_mad(buf, c, METHOD_SET, ++tid_lo, req_attr, size, 0);
 	set_addr_gid(umad_get_mad_addr(buf), dgid, req->gid_index);
 	/*
 	 * The request's timeout also bounds the whole RMPP response; it is
 	 * generous because two TCG guests share two host cores (1 MiB of
 	 * DevMgt, 5462 segments, takes seconds there, minutes under load).
+	 * Five retries, as the responder's answers have: on a lossy wire
+	 * the timeout that repeats a lost window can itself go unanswered.
 	 */
-	if (umad_send(req->fd, req_agent, buf, mlen, 240000, 1) < 0) {
+	if (umad_send(req->fd, req_agent, buf, mlen, 240000, 5) < 0) {
 		tap(0, "%s: send %u bytes: %s", c->name, size, strerror(errno));
 		return;
 	}
@@ -530,6 +537,7 @@ static int run_loop_or_client(const char *dev, int portnum, int gid_index,
 	 */
 	if (dgid_text) {
 		printf("# closing exchange: the responder stops after it\n");
+		req_attr = ATTR_CLOSE;
 		exchange(&req, req_agent, NULL, -1, &classes[0], 1, dgid, buf,
 			 buf2);
 	}
@@ -597,6 +605,13 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 			return 1;
 		}
 		served++;
+		/* A client that lost a request still ends the run with this. */
+		if (ntohs(h->attr_id) == ATTR_CLOSE && served < count) {
+			fprintf(stderr,
+				"closing request came after %d of %d requests\n",
+				served, count);
+			return 1;
+		}
 	}
 	printf("# served %d requests intact\n", served);
 	return 0;
