@@ -225,11 +225,7 @@ static void srpt_ch_fatal_work(struct work_struct *w)
 {
 	struct srpt_rdma_ch *ch = container_of(w, struct srpt_rdma_ch,
 					       fatal_work);
-	struct srpt_port *sport = ch->sport;
-
-	mutex_lock(&sport->mutex);
-	srpt_disconnect_ch(ch);
-	mutex_unlock(&sport->mutex);
+	srpt_end_ch(ch);
 	srpt_close_ch(ch);
 	srpt_put_ch(ch);
 }
@@ -639,6 +635,28 @@ int srpt_disconnect_ch(struct srpt_rdma_ch *ch)
 }
 
 /**
+ * srpt_end_ch - disconnect a channel on the target's own initiative
+ * @ch: the channel.
+ *
+ * srpt_disconnect_ch() for callers outside the CM callbacks: it takes the
+ * port mutex that keeps the disconnect from racing with the accept.
+ *
+ * Context: process context; may sleep. Not from @ch's CM callbacks.
+ * Return: true if this call started the disconnect, false if the channel
+ * was disconnecting already.
+ */
+bool srpt_end_ch(struct srpt_rdma_ch *ch)
+{
+	struct srpt_port *sport = ch->sport;
+	int ret;
+
+	mutex_lock(&sport->mutex);
+	ret = srpt_disconnect_ch(ch);
+	mutex_unlock(&sport->mutex);
+	return ret == 0;
+}
+
+/**
  * srpt_put_ch - drop a channel reference
  * @ch: the channel.
  *
@@ -661,12 +679,8 @@ void srpt_put_ch(struct srpt_rdma_ch *ch)
  */
 void srpt_disconnect_ch_sync(struct srpt_rdma_ch *ch)
 {
-	struct srpt_port *sport = ch->sport;
-
 	kref_get(&ch->kref);
-	mutex_lock(&sport->mutex);
-	srpt_disconnect_ch(ch);
-	mutex_unlock(&sport->mutex);
+	srpt_end_ch(ch);
 
 	while (!wait_for_completion_timeout(&ch->released,
 					    SRPT_CLOSE_WAIT_SECS * HZ)) {

@@ -614,12 +614,8 @@ static void srpt_handle_tsk_mgmt(struct srpt_rdma_ch *ch,
 /* SRP_I_LOGOUT: the initiator ends the channel; answer with a disconnect. */
 static void srpt_handle_i_logout(struct srpt_rdma_ch *ch)
 {
-	struct srpt_port *sport = ch->sport;
-
 	pr_info("%s: initiator logout\n", ch->sess_name);
-	mutex_lock(&sport->mutex);
-	srpt_disconnect_ch(ch);
-	mutex_unlock(&sport->mutex);
+	srpt_end_ch(ch);
 }
 
 /*
@@ -808,18 +804,17 @@ VISIBLE_IF_KUNIT bool srpt_charge_credit(struct srpt_rdma_ch *ch, int opcode)
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_charge_credit);
 
-/* A request beyond the credits breaks SRP: drop it and end the channel. */
+/*
+ * A request beyond the credits breaks SRP: drop it and end the channel.
+ * The requests still arriving meanwhile are dropped without a word.
+ */
 static void srpt_handle_over_limit(struct srpt_rdma_ch *ch,
 				   struct srpt_recv_ioctx *recv)
 {
-	struct srpt_port *sport = ch->sport;
-
-	pr_warn_ratelimited("%s: request sent with no credit left (limit %u), disconnecting\n",
-			    ch->sess_name, ch->rq_size);
 	srpt_repost_recv(ch, recv);
-	mutex_lock(&sport->mutex);
-	srpt_disconnect_ch(ch);
-	mutex_unlock(&sport->mutex);
+	if (srpt_end_ch(ch))
+		pr_warn_ratelimited("%s: request sent with no credit left (limit %u), disconnected\n",
+				    ch->sess_name, ch->rq_size);
 }
 
 /**

@@ -590,6 +590,7 @@ int srpt_ch_qp_rts(struct srpt_rdma_ch *ch, struct ib_qp *qp);
 bool srpt_close_ch(struct srpt_rdma_ch *ch);
 void srpt_ch_fatal(struct srpt_rdma_ch *ch);
 int srpt_disconnect_ch(struct srpt_rdma_ch *ch);
+bool srpt_end_ch(struct srpt_rdma_ch *ch);
 void srpt_disconnect_ch_sync(struct srpt_rdma_ch *ch);
 void srpt_close_tpg_channels(struct srpt_port *sport, struct srpt_tpg *stpg);
 struct srpt_nexus *srpt_get_nexus(struct srpt_port *sport,
