@@ -32,42 +32,24 @@
 #include <string.h>
 #include <time.h>
 
-#ifndef __packed
-#define __packed		__attribute__((packed))
-#endif
+#include "tap.h"
+#include "umad_common.h"
 
 #define DM_CLASS		0x06
 #define DM_VERSION		1
-#define DM_GET			0x01
-#define DM_SET			0x02
-#define DM_GET_RESP		0x81
 #define DM_ATTR_CPI		0x0001
 #define DM_ATTR_IOU_INFO	0x0010
 #define DM_ATTR_IOC_PROFILE	0x0011
 #define DM_ATTR_SVC_ENTRIES	0x0012
 #define DM_DATA_OFFSET		64	/* common header + RMPP + DM reserved */
-#define MAD_SIZE		256
-#define GSI_QKEY		0x80010000
-
-struct dm_mad_hdr {
-	uint8_t base_version;
-	uint8_t mgmt_class;
-	uint8_t class_version;
-	uint8_t method;
-	uint16_t status;		/* big endian */
-	uint16_t class_specific;
-	uint64_t tid;			/* big endian */
-	uint16_t attr_id;		/* big endian */
-	uint16_t reserved;
-	uint32_t attr_mod;		/* big endian */
-} __packed;
 
 struct dm_ctx {
 	int fd;
 	int agent;
 	int timeout_ms;
 	int retries;
-	struct ib_mad_addr addr;
+	uint8_t dgid[16];		/* the target port's GID */
+	uint8_t sgid_index;		/* our GID's index */
 	uint64_t next_tid;
 	unsigned int strays;		/* answers to no outstanding request */
 };
@@ -75,7 +57,7 @@ struct dm_ctx {
 struct dm_answer {
 	unsigned int status;
 	uint32_t sent_tid;		/* low half; ib_umad sets the high one */
-	struct dm_mad_hdr hdr;		/* as received, big endian */
+	struct mad_hdr hdr;		/* as received, big endian */
 	struct ib_mad_addr from;	/* source of the answer */
 	uint8_t data[MAD_SIZE - DM_DATA_OFFSET];
 };
@@ -86,25 +68,21 @@ static int dm_transact(struct dm_ctx *ctx, uint8_t method, uint16_t attr,
 {
 	size_t size = umad_size() + MAD_SIZE;
 	void *umad = calloc(1, size);
-	struct dm_mad_hdr *hdr;
+	struct mad_hdr *hdr;
 	int len = MAD_SIZE, ret;
 	uint64_t tid = ctx->next_tid++;
 
 	if (!umad)
 		return -ENOMEM;
 	hdr = umad_get_mad(umad);
-	hdr->base_version = 1;
+	hdr->base_version = MGMT_BASE_VERSION;
 	hdr->mgmt_class = DM_CLASS;
 	hdr->class_version = DM_VERSION;
 	hdr->method = method;
 	hdr->tid = htobe64(tid);
 	hdr->attr_id = htobe16(attr);
 	hdr->attr_mod = htobe32(mod);
-	/* RoCE has no LIDs: the GRH addresses the port. */
-	umad_set_addr(umad, 0, 1, 0, GSI_QKEY);
-	umad_set_grh(umad, &ctx->addr);
-	/* umad_set_grh() leaves the source GID index alone. */
-	umad_get_mad_addr(umad)->gid_index = ctx->addr.gid_index;
+	mad_address(umad_get_mad_addr(umad), 1, ctx->dgid, ctx->sgid_index);
 
 	ret = umad_send(ctx->fd, ctx->agent, umad, MAD_SIZE, ctx->timeout_ms,
 			ctx->retries);
@@ -160,13 +138,13 @@ static uint64_t get64(const uint8_t *p)
 static int dm_get(struct dm_ctx *ctx, const char *what, uint16_t attr,
 		  uint32_t mod, struct dm_answer *ans)
 {
-	int ret = dm_transact(ctx, DM_GET, attr, mod, ans);
+	int ret = dm_transact(ctx, METHOD_GET, attr, mod, ans);
 
 	if (ret) {
 		printf("%s: no answer (%s)\n", what, strerror(-ret));
 		return 1;
 	}
-	if (ans->hdr.method != DM_GET_RESP) {
+	if (ans->hdr.method != METHOD_GET_RESP) {
 		printf("%s: answer with method 0x%02x\n", what, ans->hdr.method);
 		return 1;
 	}
@@ -294,8 +272,6 @@ static int dm_raw(struct dm_ctx *ctx, char **argv)
 
 struct dm_check {
 	struct dm_ctx *ctx;
-	int n;			/* test points so far */
-	int failed;
 	int bad;		/* mismatches in the current test point */
 	char diag[2048];	/* their TAP comments */
 	size_t len;
@@ -366,14 +342,10 @@ static void ck_point(struct dm_check *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	c->n++;
-	if (c->bad)
-		c->failed++;
-	printf("%sok %d - ", c->bad ? "not " : "", c->n);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vtap(!c->bad, fmt, ap);
 	va_end(ap);
-	printf("\n%s", c->diag);
+	printf("%s", c->diag);
 	fflush(stdout);
 	c->bad = 0;
 	c->len = 0;
@@ -390,7 +362,7 @@ static int ck_query(struct dm_check *c, uint8_t method, uint16_t attr,
 		    uint32_t mod, unsigned int status, const char *what,
 		    struct dm_answer *a)
 {
-	const struct dm_mad_hdr *h = &a->hdr;
+	const struct mad_hdr *h = &a->hdr;
 	char gid[INET6_ADDRSTRLEN];
 	int ret;
 
@@ -398,11 +370,11 @@ static int ck_query(struct dm_check *c, uint8_t method, uint16_t attr,
 	if (ret) {
 		ck_note(c, "#   no answer: %s\n", strerror(-ret));
 	} else {
-		ck_eq(c, "method", h->method, DM_GET_RESP);
+		ck_eq(c, "method", h->method, METHOD_GET_RESP);
 		/* ib_umad owns the high half of the TID. */
 		ck_eq(c, "TID, low 32 bits", (uint32_t)be64toh(h->tid),
 		      a->sent_tid);
-		ck_eq(c, "base version", h->base_version, 1);
+		ck_eq(c, "base version", h->base_version, MGMT_BASE_VERSION);
 		ck_eq(c, "management class", h->mgmt_class, DM_CLASS);
 		ck_eq(c, "class version", h->class_version, DM_VERSION);
 		ck_eq(c, "class specific", be16toh(h->class_specific), 0);
@@ -419,7 +391,7 @@ static int ck_query(struct dm_check *c, uint8_t method, uint16_t attr,
 	}
 	ret = c->bad ? -1 : 0;
 	ck_point(c, "%s(%s): GetResp, status 0x%04x",
-		 method == DM_SET ? "Set" : "Get", what, status);
+		 method == METHOD_SET ? "Set" : "Get", what, status);
 	return ret;
 }
 
@@ -428,7 +400,7 @@ static void ck_class_port_info(struct dm_check *c)
 	struct dm_answer a;
 	const uint8_t *p = a.data;
 
-	if (ck_query(c, DM_GET, DM_ATTR_CPI, 0, 0, "ClassPortInfo", &a))
+	if (ck_query(c, METHOD_GET, DM_ATTR_CPI, 0, 0, "ClassPortInfo", &a))
 		return;
 	ck_eq(c, "base version", p[0], 1);
 	ck_eq(c, "class version", p[1], DM_VERSION);
@@ -449,7 +421,7 @@ static void ck_iou_info(struct dm_check *c, const char *when)
 	unsigned int slot, state;
 	char field[32];
 
-	if (ck_query(c, DM_GET, DM_ATTR_IOU_INFO, 0, 0, "IOUnitInfo", &a))
+	if (ck_query(c, METHOD_GET, DM_ATTR_IOU_INFO, 0, 0, "IOUnitInfo", &a))
 		return;
 	ck_eq(c, "change id", get16(p), 1);
 	ck_eq(c, "max controllers", p[2], SRPT_SLOTS);
@@ -483,7 +455,7 @@ static void ck_ioc_profile(struct dm_check *c)
 	struct dm_answer a;
 	const uint8_t *p = a.data;
 
-	if (ck_query(c, DM_GET, DM_ATTR_IOC_PROFILE, 1, 0,
+	if (ck_query(c, METHOD_GET, DM_ATTR_IOC_PROFILE, 1, 0,
 		     "IOControllerProfile, slot 1", &a))
 		return;
 	ck_ioc_field(c, "IOC GUID", get64(p), c->ioc_guid);
@@ -523,7 +495,7 @@ static void ck_svc_entries(struct dm_check *c)
 	const uint8_t *p = a.data;
 	char name[48];
 
-	if (ck_query(c, DM_GET, DM_ATTR_SVC_ENTRIES, 1 << 16,
+	if (ck_query(c, METHOD_GET, DM_ATTR_SVC_ENTRIES, 1 << 16,
 		     0, "ServiceEntries, slot 1, entries 0-0", &a))
 		return;
 	snprintf(name, sizeof(name), SRPT_SVC_PREFIX "%016llx",
@@ -555,7 +527,7 @@ static int dm_check(struct dm_ctx *ctx, const uint8_t *dgid, char **argv)
 {
 	struct dm_check c = {
 		.ctx = ctx,
-		.sgid_index = ctx->addr.gid_index,
+		.sgid_index = ctx->sgid_index,
 		.ioc_guid = strtoull(argv[0], NULL, 16),
 		.vendor_id = strtoul(argv[1], NULL, 0),
 		.device_id = strtoul(argv[2], NULL, 0),
@@ -569,56 +541,62 @@ static int dm_check(struct dm_ctx *ctx, const uint8_t *dgid, char **argv)
 	ck_ioc_profile(&c);
 	ck_svc_entries(&c);
 
-	ck_status(&c, DM_GET, ioc, 0, DM_STATUS_INVALID_FIELD,
+	ck_status(&c, METHOD_GET, ioc, 0, DM_STATUS_INVALID_FIELD,
 		  "IOControllerProfile, slot 0");
-	ck_status(&c, DM_GET, ioc, 17, DM_STATUS_INVALID_FIELD,
+	ck_status(&c, METHOD_GET, ioc, 17, DM_STATUS_INVALID_FIELD,
 		  "IOControllerProfile, slot 17");
-	ck_status(&c, DM_GET, ioc, 0xffffffff, DM_STATUS_INVALID_FIELD,
+	ck_status(&c, METHOD_GET, ioc, 0xffffffff, DM_STATUS_INVALID_FIELD,
 		  "IOControllerProfile, slot 0xffffffff");
-	ck_status(&c, DM_GET, ioc, 2, DM_STATUS_NO_IOC,
+	ck_status(&c, METHOD_GET, ioc, 2, DM_STATUS_NO_IOC,
 		  "IOControllerProfile, empty slot 2");
-	ck_status(&c, DM_GET, ioc, 16, DM_STATUS_NO_IOC,
+	ck_status(&c, METHOD_GET, ioc, 16, DM_STATUS_NO_IOC,
 		  "IOControllerProfile, empty slot 16");
 
-	ck_status(&c, DM_GET, svc, svc_mod(1, 0, 1), DM_STATUS_INVALID_FIELD,
+	ck_status(&c, METHOD_GET, svc, svc_mod(1, 0, 1),
+		  DM_STATUS_INVALID_FIELD,
 		  "ServiceEntries, slot 1, reversed range 1-0");
-	ck_status(&c, DM_GET, svc, svc_mod(1, 1, 1), DM_STATUS_INVALID_FIELD,
+	ck_status(&c, METHOD_GET, svc, svc_mod(1, 1, 1),
+		  DM_STATUS_INVALID_FIELD,
 		  "ServiceEntries, slot 1, entries 1-1 beyond the count");
-	ck_status(&c, DM_GET, svc, svc_mod(1, 1, 0), DM_STATUS_INVALID_FIELD,
+	ck_status(&c, METHOD_GET, svc, svc_mod(1, 1, 0),
+		  DM_STATUS_INVALID_FIELD,
 		  "ServiceEntries, slot 1, entries 0-1 beyond the count");
-	ck_status(&c, DM_GET, svc, svc_mod(1, 255, 0), DM_STATUS_INVALID_FIELD,
+	ck_status(&c, METHOD_GET, svc, svc_mod(1, 255, 0),
+		  DM_STATUS_INVALID_FIELD,
 		  "ServiceEntries, slot 1, entries 0-255");
-	ck_status(&c, DM_GET, svc, svc_mod(0, 0, 0), DM_STATUS_INVALID_FIELD,
+	ck_status(&c, METHOD_GET, svc, svc_mod(0, 0, 0),
+		  DM_STATUS_INVALID_FIELD,
 		  "ServiceEntries, slot 0");
-	ck_status(&c, DM_GET, svc, svc_mod(17, 0, 0), DM_STATUS_INVALID_FIELD,
+	ck_status(&c, METHOD_GET, svc, svc_mod(17, 0, 0),
+		  DM_STATUS_INVALID_FIELD,
 		  "ServiceEntries, slot 17");
-	ck_status(&c, DM_GET, svc, svc_mod(2, 0, 0), DM_STATUS_NO_IOC,
+	ck_status(&c, METHOD_GET, svc, svc_mod(2, 0, 0), DM_STATUS_NO_IOC,
 		  "ServiceEntries, empty slot 2");
 
 	/* No DM attribute of ib_srpt is writable. */
-	ck_status(&c, DM_SET, DM_ATTR_CPI, 0, DM_STATUS_UNSUP_ATTR,
+	ck_status(&c, METHOD_SET, DM_ATTR_CPI, 0, DM_STATUS_UNSUP_ATTR,
 		  "ClassPortInfo");
-	ck_status(&c, DM_SET, DM_ATTR_IOU_INFO, 0, DM_STATUS_UNSUP_ATTR,
+	ck_status(&c, METHOD_SET, DM_ATTR_IOU_INFO, 0, DM_STATUS_UNSUP_ATTR,
 		  "IOUnitInfo");
-	ck_status(&c, DM_SET, ioc, 1, DM_STATUS_UNSUP_ATTR,
+	ck_status(&c, METHOD_SET, ioc, 1, DM_STATUS_UNSUP_ATTR,
 		  "IOControllerProfile, slot 1");
-	ck_status(&c, DM_SET, svc, svc_mod(1, 0, 0), DM_STATUS_UNSUP_ATTR,
+	ck_status(&c, METHOD_SET, svc, svc_mod(1, 0, 0), DM_STATUS_UNSUP_ATTR,
 		  "ServiceEntries, slot 1, entries 0-0");
 	ck_iou_info(&c, " after the Set()s");
 
-	ck_status(&c, DM_GET, DM_ATTR_NOTICE, 0, DM_STATUS_UNSUP_ATTR,
+	ck_status(&c, METHOD_GET, DM_ATTR_NOTICE, 0, DM_STATUS_UNSUP_ATTR,
 		  "Notice, not implemented");
-	ck_status(&c, DM_GET, DM_ATTR_DIAG_TIMEOUT, 1, DM_STATUS_UNSUP_ATTR,
+	ck_status(&c, METHOD_GET, DM_ATTR_DIAG_TIMEOUT, 1, DM_STATUS_UNSUP_ATTR,
 		  "DiagnosticTimeout, not implemented");
-	ck_status(&c, DM_GET, DM_ATTR_VENDOR, 0, DM_STATUS_UNSUP_ATTR,
+	ck_status(&c, METHOD_GET, DM_ATTR_VENDOR, 0, DM_STATUS_UNSUP_ATTR,
 		  "vendor attribute 0xff00");
 
 	if (ctx->strays)
 		ck_note(&c, "#   %u answers matched no outstanding request\n",
 			ctx->strays);
 	ck_point(&c, "every answer carried the TID of the request in flight");
-	printf("1..%d\n", c.n);
-	return c.failed ? 1 : 0;
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
 }
 
 static void dm_usage(void)
@@ -665,13 +643,11 @@ int main(int argc, char **argv)
 	argv += optind;
 	if (!dgid || argc < 1)
 		dm_usage();
-	if (inet_pton(AF_INET6, dgid, ctx.addr.gid) != 1) {
+	if (inet_pton(AF_INET6, dgid, ctx.dgid) != 1) {
 		fprintf(stderr, "dm_query: bad GID %s\n", dgid);
 		return 2;
 	}
-	ctx.addr.grh_present = 1;
-	ctx.addr.gid_index = sgid_index;
-	ctx.addr.hop_limit = 64;
+	ctx.sgid_index = sgid_index;
 	ctx.next_tid = (uint32_t)time(NULL) << 8;
 
 	if (umad_init() < 0) {
@@ -695,7 +671,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[0], "raw") && argc == 4)
 		ret = dm_raw(&ctx, argv + 1);
 	else if (!strcmp(argv[0], "check") && argc == 5)
-		ret = dm_check(&ctx, ctx.addr.gid, argv + 1);
+		ret = dm_check(&ctx, ctx.dgid, argv + 1);
 	else
 		dm_usage();
 	umad_unregister(ctx.fd, ctx.agent);

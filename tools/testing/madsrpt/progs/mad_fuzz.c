@@ -53,15 +53,9 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "umad_common.h"
 
-#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
-#ifndef __packed
-#define __packed		__attribute__((packed))
-#endif
-
-#define MAD_SIZE		256
 #define BUF_SIZE		(16 * 1024)	/* largest kernel-RMPP send */
-#define GSI_QKEY		0x80010000u
 
 #define CLASS_SUBN_LID		0x01
 #define CLASS_SA		0x03
@@ -76,43 +70,17 @@
 #define CLASS_VENDOR2		0x30	/* vendor range 2: 0x30-0x4f */
 #define CLASS_SUBN_DR		0x81
 
-#define M_GET			0x01
-#define M_SET			0x02
-#define M_SEND			0x03
-#define M_TRAP			0x05
-#define M_REPORT		0x06
-#define M_TRAP_REPRESS		0x07
-#define M_RESP			0x80
-#define M_GET_RESP		0x81
-
-#define RMPP_ACTIVE		0x01
-#define RMPP_FIRST		0x02
-#define RMPP_LAST		0x04
+/* The methods besides Get, Set and GetResp. */
+#define METHOD_SEND		0x03
+#define METHOD_TRAP		0x05
+#define METHOD_REPORT		0x06
+#define METHOD_TRAP_REPRESS	0x07
+#define METHOD_RESP		0x80	/* the response bit */
 
 #define DM_ATTR_IOU_INFO	0x0010
 #define SINK_OUI		0x00d1ce
 #define HI_TID_LIMIT		(1u << 24)	/* agent ids stay below */
 #define AIMED_HI_TIDS		48		/* agent ids aimed at */
-
-/* The header every MAD shares, and the RMPP header after it. */
-struct fz_hdr {
-	uint8_t base_version;
-	uint8_t mgmt_class;
-	uint8_t class_version;
-	uint8_t method;
-	uint16_t status;
-	uint16_t class_specific;
-	uint64_t tid;
-	uint16_t attr_id;
-	uint16_t resv;
-	uint32_t attr_mod;
-	uint8_t rmpp_version;
-	uint8_t rmpp_type;
-	uint8_t rmpp_flags;		/* resp time << 3 | flags */
-	uint8_t rmpp_status;
-	uint32_t seg_num;
-	uint32_t paylen_newwin;
-} __packed;
 
 /* splitmix64: small, seedable, the same everywhere. */
 static uint64_t fz_state;
@@ -171,7 +139,8 @@ struct fz_ctx {
 	int agent;		/* send-only, rmpp_version 0: verbatim MADs */
 	int krmpp_agent;	/* send-only, kernel RMPP, vendor 0x30 */
 	int probe_agent;	/* DevMgt, for the probes */
-	struct ib_mad_addr addr;
+	uint8_t dgid[16];	/* the peer's GID */
+	uint8_t sgid_index;	/* our GID's index */
 	uint32_t tid;		/* low half of the next TID */
 	/* results */
 	unsigned long fate[FZ_NFATES];
@@ -192,15 +161,15 @@ static bool fz_is_rmpp_class(uint8_t c)
 }
 
 /* ib_response_mad(): what the receiver treats as a response. */
-static bool fz_is_response(const struct fz_hdr *h)
+static bool fz_is_response(const struct mad_hdr *h)
 {
-	return (h->method & M_RESP) || h->method == M_TRAP_REPRESS ||
+	return (h->method & METHOD_RESP) || h->method == METHOD_TRAP_REPRESS ||
 	       (h->mgmt_class == CLASS_BM && (be32toh(h->attr_mod) & 1));
 }
 
-static bool fz_get_or_set(const struct fz_hdr *h)
+static bool fz_get_or_set(const struct mad_hdr *h)
 {
-	return h->method == M_GET || h->method == M_SET;
+	return h->method == METHOD_GET || h->method == METHOD_SET;
 }
 
 /*
@@ -212,15 +181,16 @@ static bool fz_get_or_set(const struct fz_hdr *h)
  */
 static enum fz_fate fz_fate(const uint8_t *mad)
 {
-	const struct fz_hdr *h = (const void *)mad;
+	const struct mad_hdr *h = (const void *)mad;
+	const struct rmpp_hdr *r = (const void *)(h + 1);
 	uint32_t oui;
 	bool gs = fz_get_or_set(h);
 
-	if (h->base_version != 1 || h->mgmt_class == CLASS_SUBN_LID ||
-	    h->mgmt_class == CLASS_SUBN_DR)
+	if (h->base_version != MGMT_BASE_VERSION ||
+	    h->mgmt_class == CLASS_SUBN_LID || h->mgmt_class == CLASS_SUBN_DR)
 		return FZ_INVALID;
 	if (h->mgmt_class == CLASS_CM && be16toh(h->attr_id) != 0x0001 &&
-	    h->method != M_SEND)
+	    h->method != METHOD_SEND)
 		return FZ_INVALID;
 	if (fz_is_response(h))
 		return be64toh(h->tid) >> 32 >= HI_TID_LIMIT ? FZ_NO_AGENT :
@@ -232,11 +202,11 @@ static enum fz_fate fz_fate(const uint8_t *mad)
 			return FZ_SINK;
 		oui = mad[37] << 16 | mad[38] << 8 | mad[39];
 		if (h->mgmt_class == CLASS_VENDOR2 && oui == SINK_OUI)
-			return h->rmpp_flags & RMPP_ACTIVE ? FZ_SINK_RMPP :
-							     FZ_SINK;
+			return r->rmpp_rtime_flags & RMPP_FLAG_ACTIVE ?
+			       FZ_SINK_RMPP : FZ_SINK;
 	}
 	if (h->mgmt_class == CLASS_CM && h->class_version == 2 &&
-	    h->method == M_SEND)
+	    h->method == METHOD_SEND)
 		return FZ_CM;
 	return gs ? FZ_UNSUPPORTED : FZ_NO_AGENT;
 }
@@ -247,9 +217,10 @@ static uint8_t fz_method(uint8_t usual)
 {
 	if (fz_pct(70))
 		return usual;
-	return FZ_PICK(M_GET, M_SET, M_SEND, M_TRAP, M_REPORT,
-		       M_TRAP_REPRESS, M_GET_RESP, 0x82, 0x86, 0x00, 0x04,
-		       0x10, 0x14, 0x15, 0x7f, 0xff, fz_below(256));
+	return FZ_PICK(METHOD_GET, METHOD_SET, METHOD_SEND, METHOD_TRAP,
+		       METHOD_REPORT, METHOD_TRAP_REPRESS, METHOD_GET_RESP,
+		       0x82, 0x86, 0x00, 0x04, 0x10, 0x14, 0x15, 0x7f, 0xff,
+		       fz_below(256));
 }
 
 static void fz_fill(uint8_t *p, size_t len)
@@ -270,28 +241,29 @@ static void fz_fill(uint8_t *p, size_t len)
 }
 
 /* An RMPP header: mostly plausible, every field sometimes wild. */
-static void fz_rmpp(struct fz_hdr *h, bool active)
+static void fz_rmpp(struct rmpp_hdr *r, bool active)
 {
-	h->rmpp_version = fz_pct(85) ? 1 : FZ_PICK(0, 2, 0xff, fz_below(256));
-	h->rmpp_type = fz_pct(70) ? 1 : FZ_PICK(0, 2, 3, 4, 5, fz_below(256));
-	h->rmpp_flags = fz_below(32) << 3;
+	r->rmpp_version = fz_pct(85) ? 1 : FZ_PICK(0, 2, 0xff, fz_below(256));
+	r->rmpp_type = fz_pct(70) ? 1 : FZ_PICK(0, 2, 3, 4, 5, fz_below(256));
+	r->rmpp_rtime_flags = fz_below(32) << 3;
 	if (active)
-		h->rmpp_flags |= RMPP_ACTIVE;
-	h->rmpp_flags |= FZ_PICK(0, RMPP_FIRST, RMPP_LAST,
-				 RMPP_FIRST | RMPP_LAST, fz_below(8) & 6);
-	h->rmpp_status = fz_pct(80) ? 0 : FZ_PICK(1, 2, 118, 119, 120, 121,
+		r->rmpp_rtime_flags |= RMPP_FLAG_ACTIVE;
+	r->rmpp_rtime_flags |= FZ_PICK(0, RMPP_FLAG_FIRST, RMPP_FLAG_LAST,
+				       RMPP_FLAG_FIRST | RMPP_FLAG_LAST,
+				       fz_below(8) & 6);
+	r->rmpp_status = fz_pct(80) ? 0 : FZ_PICK(1, 2, 118, 119, 120, 121,
 						  122, 123, 124, 125, 126,
 						  127, 255, fz_below(256));
-	h->seg_num = htobe32(fz_pct(60) ? FZ_PICK(0, 1, 2, 3) :
+	r->seg_num = htobe32(fz_pct(60) ? FZ_PICK(0, 1, 2, 3) :
 			     FZ_PICK(0x7fffffff, 0xffffffff, 1000, 1u << 20,
 				     (uint32_t)fz_rand()));
-	h->paylen_newwin = htobe32(fz_pct(50) ? fz_below(4096) :
+	r->paylen_newwin = htobe32(fz_pct(50) ? fz_below(4096) :
 				   FZ_PICK(0, 1, 200, 220, 0x7fffffff,
 					   0xffffffff, (uint32_t)fz_rand()));
 }
 
 /* DevMgt attributes and ib_srpt's slot/range encodings. */
-static void fz_dm(struct fz_hdr *h)
+static void fz_dm(struct mad_hdr *h)
 {
 	uint32_t slot = FZ_PICK(0, 1, 1, 1, 2, 15, 16, 17, 255, 0xffff,
 				fz_below(1u << 16));
@@ -345,17 +317,18 @@ static enum fz_kind fz_kind(void)
  */
 static int fz_build(struct fz_ctx *ctx, uint8_t *mad)
 {
-	struct fz_hdr *h = (struct fz_hdr *)mad;
+	struct mad_hdr *h = (struct mad_hdr *)mad;
+	struct rmpp_hdr *r = (struct rmpp_hdr *)(h + 1);
 	enum fz_kind kind = fz_kind();
-	uint8_t cls, cv = 1, method = M_GET;
+	uint8_t cls, cv = 1, method = METHOD_GET;
 	int len = MAD_SIZE;
 
 	fz_fill(mad, MAD_SIZE);
-	memset(mad, 0, sizeof(*h));
+	memset(mad, 0, sizeof(*h) + sizeof(*r));
 	switch (kind) {
 	case FK_DM:
 		cls = CLASS_DM;
-		method = FZ_PICK(M_GET, M_GET, M_SET);
+		method = FZ_PICK(METHOD_GET, METHOD_GET, METHOD_SET);
 		fz_dm(h);
 		break;
 	case FK_SA:
@@ -363,12 +336,13 @@ static int fz_build(struct fz_ctx *ctx, uint8_t *mad)
 		cv = 2;
 		h->attr_id = htobe16(FZ_PICK(0x0001, 0x0011, 0x0035, 0x0038,
 					     0xf000, fz_below(1u << 16)));
-		method = FZ_PICK(M_GET, M_SET, 0x12, 0x13, 0x14, 0x15);
+		method = FZ_PICK(METHOD_GET, METHOD_SET, 0x12, 0x13, 0x14,
+				 0x15);
 		break;
 	case FK_CM:
 		cls = CLASS_CM;
 		cv = 2;
-		method = M_SEND;
+		method = METHOD_SEND;
 		h->attr_id = htobe16(FZ_PICK(0x0001, 0x0010, 0x0011, 0x0012,
 					     0x0013, 0x0014, 0x0015, 0x0016,
 					     0x0017, 0x0018, 0x0019, 0x0020,
@@ -385,14 +359,14 @@ static int fz_build(struct fz_ctx *ctx, uint8_t *mad)
 		break;
 	case FK_VENDOR1:
 		cls = FZ_PICK(CLASS_VENDOR1, CLASS_VENDOR1, 0x0a, 0x0f);
-		method = FZ_PICK(M_GET, M_SET, M_SEND);
+		method = FZ_PICK(METHOD_GET, METHOD_SET, METHOD_SEND);
 		h->attr_id = htobe16(fz_below(1u << 16));
 		h->attr_mod = htobe32((uint32_t)fz_rand());
 		break;
 	case FK_VENDOR2:
 		cls = FZ_PICK(CLASS_VENDOR2, CLASS_VENDOR2, CLASS_VENDOR2,
 			      0x31, 0x4f);
-		method = FZ_PICK(M_GET, M_SET, M_SET);
+		method = FZ_PICK(METHOD_GET, METHOD_SET, METHOD_SET);
 		h->attr_id = htobe16(fz_below(1u << 16));
 		break;
 	case FK_OTHER:
@@ -410,8 +384,9 @@ static int fz_build(struct fz_ctx *ctx, uint8_t *mad)
 			      CLASS_VENDOR1, CLASS_VENDOR2, CLASS_VENDOR2,
 			      CLASS_BM, fz_below(256));
 		cv = cls == CLASS_SA || cls == CLASS_CM ? 2 : 1;
-		method = FZ_PICK(M_GET_RESP, M_GET_RESP, 0x82, 0x86, 0x92,
-				 0x93, 0x94, 0x95, M_TRAP_REPRESS, 0xff);
+		method = FZ_PICK(METHOD_GET_RESP, METHOD_GET_RESP, 0x82, 0x86,
+				 0x92, 0x93, 0x94, 0x95, METHOD_TRAP_REPRESS,
+				 0xff);
 		h->attr_id = htobe16(FZ_PICK(0x0001, DM_ATTR_IOU_INFO,
 					     fz_below(1u << 16)));
 		h->attr_mod = htobe32(cls == CLASS_BM ? 1 : fz_rand());
@@ -438,7 +413,7 @@ static int fz_build(struct fz_ctx *ctx, uint8_t *mad)
 				    HI_TID_LIMIT + fz_below(0xff000000u))
 			 << 32 | ctx->tid++);
 	if (fz_is_rmpp_class(cls) && fz_pct(60)) {
-		fz_rmpp(h, fz_pct(70));
+		fz_rmpp(r, fz_pct(70));
 		ctx->rmpp_hdr++;
 	}
 	/* Vendor range 2: the OUI, mostly the sink's. */
@@ -554,9 +529,7 @@ static int fz_raw_open(struct fz_ctx *ctx, const char *src, const char *dst)
 static int fz_send(struct fz_ctx *ctx, void *umad, int agent, int len,
 		   int timeout_ms)
 {
-	umad_set_addr(umad, 0, 1, 0, GSI_QKEY);
-	umad_set_grh(umad, &ctx->addr);
-	umad_get_mad_addr(umad)->gid_index = ctx->addr.gid_index;
+	mad_address(umad_get_mad_addr(umad), 1, ctx->dgid, ctx->sgid_index);
 	if (umad_send(ctx->fd, agent, umad, len, timeout_ms, 0) < 0) {
 		int e = errno;
 
@@ -573,7 +546,7 @@ static int fz_send(struct fz_ctx *ctx, void *umad, int agent, int len,
 static void fz_one(struct fz_ctx *ctx, void *umad)
 {
 	uint8_t *mad = umad_get_mad(umad);
-	struct fz_hdr *h = (struct fz_hdr *)mad;
+	struct rmpp_hdr *r = (struct rmpp_hdr *)(mad + sizeof(struct mad_hdr));
 	int len = fz_build(ctx, mad);
 
 	/*
@@ -595,21 +568,24 @@ static void fz_one(struct fz_ctx *ctx, void *umad)
 	 * numbers and a last flag somewhere, so reassembly state is made
 	 * and must be cleaned up.
 	 */
-	if ((h->rmpp_flags & RMPP_ACTIVE) && h->rmpp_type == 1 &&
-	    fz_pct(30)) {
+	if ((r->rmpp_rtime_flags & RMPP_FLAG_ACTIVE) &&
+	    r->rmpp_type == RMPP_TYPE_DATA && fz_pct(30)) {
 		unsigned int n = 1 + fz_below(12), i;
-		uint32_t seg = be32toh(h->seg_num);
+		uint32_t seg = be32toh(r->seg_num);
 
 		ctx->bursts++;
 		for (i = 0; i < n; i++) {
 			seg = fz_pct(75) ? seg + 1 : FZ_PICK(seg, seg - 1,
 							     seg + 5, 1);
-			h->seg_num = htobe32(seg);
-			h->rmpp_flags = (h->rmpp_flags & ~(RMPP_FIRST | RMPP_LAST)) |
-					(seg == 1 ? RMPP_FIRST : 0) |
-					(i == n - 1 && fz_pct(70) ? RMPP_LAST : 0);
+			r->seg_num = htobe32(seg);
+			r->rmpp_rtime_flags &= ~(RMPP_FLAG_FIRST |
+						 RMPP_FLAG_LAST);
+			if (seg == 1)
+				r->rmpp_rtime_flags |= RMPP_FLAG_FIRST;
+			if (i == n - 1 && fz_pct(70))
+				r->rmpp_rtime_flags |= RMPP_FLAG_LAST;
 			if (fz_pct(20))
-				h->paylen_newwin = htobe32(fz_below(8192));
+				r->paylen_newwin = htobe32(fz_below(8192));
 			fz_fill(mad + 64, MAD_SIZE - 64);
 			if (fz_send(ctx, umad, ctx->agent, MAD_SIZE, 0))
 				continue;
@@ -701,20 +677,21 @@ static void fz_raw(struct fz_ctx *ctx, uint8_t *mad)
 static void fz_krmpp(struct fz_ctx *ctx, void *umad)
 {
 	uint8_t *mad = umad_get_mad(umad);
-	struct fz_hdr *h = (struct fz_hdr *)mad;
+	struct mad_hdr *h = (struct mad_hdr *)mad;
+	struct rmpp_hdr *r = (struct rmpp_hdr *)(h + 1);
 	int len = 57 + fz_below(BUF_SIZE - 57);
 
 	fz_fill(mad, len);
 	memset(mad, 0, 40);
-	h->base_version = 1;
+	h->base_version = MGMT_BASE_VERSION;
 	h->mgmt_class = CLASS_VENDOR2;
 	h->class_version = 1;
-	h->method = M_SET;
+	h->method = METHOD_SET;
 	h->tid = htobe64(ctx->tid++);
 	h->attr_id = htobe16(0xff10);
-	h->rmpp_version = 1;
-	h->rmpp_type = 1;
-	h->rmpp_flags = RMPP_ACTIVE;
+	r->rmpp_version = RMPP_VERSION;
+	r->rmpp_type = RMPP_TYPE_DATA;
+	r->rmpp_rtime_flags = RMPP_FLAG_ACTIVE;
 	mad[37] = SINK_OUI >> 16;
 	mad[38] = SINK_OUI >> 8;
 	mad[39] = SINK_OUI & 0xff;
@@ -746,16 +723,16 @@ static void fz_drain(struct fz_ctx *ctx, void *umad, int timeout_ms)
 static bool fz_probe(struct fz_ctx *ctx, void *umad, int timeout_ms)
 {
 	uint8_t *mad = umad_get_mad(umad);
-	struct fz_hdr *h = (struct fz_hdr *)mad;
+	struct mad_hdr *h = (struct mad_hdr *)mad;
 	uint32_t tid = ctx->tid++;
 	double end;
 	int len, agent;
 
 	memset(mad, 0, MAD_SIZE);
-	h->base_version = 1;
+	h->base_version = MGMT_BASE_VERSION;
 	h->mgmt_class = CLASS_DM;
 	h->class_version = 1;
-	h->method = M_GET;
+	h->method = METHOD_GET;
 	h->tid = htobe64(tid);
 	h->attr_id = htobe16(DM_ATTR_IOU_INFO);
 	ctx->probes++;
@@ -780,7 +757,7 @@ static bool fz_probe(struct fz_ctx *ctx, void *umad, int timeout_ms)
 			ctx->probe_lost++;
 			return false;
 		}
-		if (h->method == M_GET_RESP && !h->status &&
+		if (h->method == METHOD_GET_RESP && !h->status &&
 		    h->mgmt_class == CLASS_DM &&
 		    be16toh(h->attr_id) == DM_ATTR_IOU_INFO &&
 		    mad[64 + 2] == 16 && mad[64 + 4] >> 4 == 1) {
@@ -908,8 +885,8 @@ static int fz_sink(int fd)
 
 	if (!umad)
 		return 2;
-	/* Get and Set: bits 1 and 2 of the method mask. */
-	mask[0] = 1 << M_GET | 1 << M_SET;
+	method_mask_set(mask, METHOD_GET);
+	method_mask_set(mask, METHOD_SET);
 	a_rmpp = umad_register_oui(fd, CLASS_VENDOR2, 1, oui, mask);
 	a_plain = umad_register(fd, CLASS_VENDOR1, 1, 0, mask);
 	if (a_rmpp < 0 || a_plain < 0) {
@@ -969,7 +946,7 @@ int main(int argc, char **argv)
 			port = atoi(optarg);
 			break;
 		case 'x':
-			ctx.addr.gid_index = atoi(optarg);
+			ctx.sgid_index = atoi(optarg);
 			break;
 		case 'S':
 			seed = strtoull(optarg, NULL, 0);
@@ -1009,12 +986,10 @@ int main(int argc, char **argv)
 		return fz_sink(ctx.fd);
 	if (strcmp(argv[optind], "fuzz") || !dgid)
 		fz_usage();
-	if (inet_pton(AF_INET6, dgid, ctx.addr.gid) != 1) {
+	if (inet_pton(AF_INET6, dgid, ctx.dgid) != 1) {
 		fprintf(stderr, "mad_fuzz: bad GID %s\n", dgid);
 		return 2;
 	}
-	ctx.addr.grh_present = 1;
-	ctx.addr.hop_limit = 64;
 	ctx.raw_fd = -1;
 	if (raw) {
 		char src[64], *comma;

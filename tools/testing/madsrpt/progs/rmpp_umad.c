@@ -41,17 +41,8 @@
 #include <infiniband/umad.h>
 
 #include "tap.h"
+#include "umad_common.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-#define MGMT_BASE_VERSION	1
-#define METHOD_GET		0x01
-#define METHOD_SET		0x02
-#define METHOD_GET_RESP		0x81
-#define RMPP_VERSION		1
-#define RMPP_TYPE_DATA		1
-#define RMPP_FLAG_ACTIVE	1
-#define GSI_QKEY		0x80010000u
 #define ATTR_TEST		0xff10	/* vendor-specific attribute */
 #define ATTR_CLOSE		0xff11	/* the client's closing request */
 #define MAX_PAYLOAD		(1u << 20)
@@ -91,28 +82,6 @@ static size_t sizes_wanted(void)
 	return n;
 }
 
-/* struct ib_mad_hdr + struct ib_rmpp_hdr, wire layout */
-struct wire_hdr {
-	uint8_t base_version;
-	uint8_t mgmt_class;
-	uint8_t class_version;
-	uint8_t method;
-	__be16 status;
-	__be16 class_specific;
-	__be64 tid;
-	__be16 attr_id;
-	__be16 resv;
-	__be32 attr_mod;
-	uint8_t rmpp_version;
-	uint8_t rmpp_type;
-	uint8_t rmpp_rtime_flags;
-	uint8_t rmpp_status;
-	__be32 seg_num;
-	__be32 paylen_newwin;
-} __attribute__((packed));
-
-_Static_assert(sizeof(struct wire_hdr) == 36, "RMPP MAD header is 36 bytes");
-
 struct port {
 	int fd;
 	int gid_index;
@@ -146,32 +115,6 @@ static long first_diff(const uint8_t *a, const uint8_t *b, uint32_t len)
 	return -1;
 }
 
-static int read_gid(const char *dev, int port, int index, uint8_t *gid)
-{
-	char path[256], text[64];
-	unsigned int w[8];
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/gids/%d",
-		 dev, port, index);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (!fgets(text, sizeof(text), f) ||
-	    sscanf(text, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2], &w[3],
-		   &w[4], &w[5], &w[6], &w[7]) != 8) {
-		fclose(f);
-		return -EINVAL;
-	}
-	fclose(f);
-	for (i = 0; i < 8; i++) {
-		gid[2 * i] = w[i] >> 8;
-		gid[2 * i + 1] = w[i] & 0xff;
-	}
-	return 0;
-}
-
 static int parse_gid(const char *text, uint8_t *gid)
 {
 	char hex[33];
@@ -194,29 +137,14 @@ static int parse_gid(const char *text, uint8_t *gid)
 	return 0;
 }
 
-static void set_addr_gid(ib_mad_addr_t *addr, const uint8_t *dgid,
-			 int gid_index)
-{
-	memset(addr, 0, sizeof(*addr));
-	addr->qpn = htonl(1);
-	addr->qkey = htonl(GSI_QKEY);
-	addr->lid = htons(0);
-	addr->grh_present = 1;
-	addr->gid_index = gid_index;
-	addr->hop_limit = 64;
-	memcpy(addr->gid, dgid, 16);
-}
-
 static int reg_agent(int fd, const struct test_class *c, int methods)
 {
 	long mask[16 / sizeof(long)];
 
 	memset(mask, 0, sizeof(mask));
 	if (methods) {
-		mask[METHOD_GET / (8 * sizeof(long))] |=
-			1L << (METHOD_GET % (8 * sizeof(long)));
-		mask[METHOD_SET / (8 * sizeof(long))] |=
-			1L << (METHOD_SET % (8 * sizeof(long)));
+		method_mask_set(mask, METHOD_GET);
+		method_mask_set(mask, METHOD_SET);
 	}
 	if (!methods)
 		/* Send-only: responses come back to it by TID. */
@@ -233,7 +161,8 @@ static size_t build_mad(void *umad, const struct test_class *c, uint8_t method,
 			uint64_t tid, uint16_t attr, uint32_t len, int response)
 {
 	uint8_t *mad = umad_get_mad(umad);
-	struct wire_hdr *h = (struct wire_hdr *)mad;
+	struct mad_hdr *h = (struct mad_hdr *)mad;
+	struct rmpp_hdr *r = (struct rmpp_hdr *)(h + 1);
 
 	memset(mad, 0, c->hdr_len);
 	h->base_version = MGMT_BASE_VERSION;
@@ -243,9 +172,9 @@ static size_t build_mad(void *umad, const struct test_class *c, uint8_t method,
 	h->tid = htobe64(tid);
 	h->attr_id = htons(attr);
 	h->attr_mod = htonl(len);
-	h->rmpp_version = RMPP_VERSION;
-	h->rmpp_type = RMPP_TYPE_DATA;
-	h->rmpp_rtime_flags = RMPP_FLAG_ACTIVE;
+	r->rmpp_version = RMPP_VERSION;
+	r->rmpp_type = RMPP_TYPE_DATA;
+	r->rmpp_rtime_flags = RMPP_FLAG_ACTIVE;
 	if (c->hdr_len == 40)		/* vendor range 2: reserved + OUI */
 		memcpy(mad + 37, c->oui, 3);
 	pattern(mad + c->hdr_len, len, c->mgmt_class, response);
@@ -274,7 +203,7 @@ static int check_mad(void *umad, int len, const struct test_class *c,
 		     uint32_t *size, int response, char *why, size_t whylen)
 {
 	const uint8_t *mad = umad_get_mad(umad);
-	const struct wire_hdr *h = (const struct wire_hdr *)mad;
+	const struct mad_hdr *h = (const struct mad_hdr *)mad;
 	static uint8_t expect[MAX_PAYLOAD];
 	long diff;
 
@@ -312,7 +241,7 @@ static int answer(int fd, int agent, const struct test_class *c,
 		  void *umad, int len, void *reply, uint32_t *size, char *why,
 		  size_t whylen)
 {
-	const struct wire_hdr *h = (const struct wire_hdr *)umad_get_mad(umad);
+	const struct mad_hdr *h = (const struct mad_hdr *)umad_get_mad(umad);
 	size_t rlen;
 
 	if (check_mad(umad, len, c, size, 0, why, whylen))
@@ -386,7 +315,7 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 	size_t mlen;
 
 	mlen = build_mad(buf, c, METHOD_SET, ++tid_lo, req_attr, size, 0);
-	set_addr_gid(umad_get_mad_addr(buf), dgid, req->gid_index);
+	mad_address(umad_get_mad_addr(buf), 1, dgid, req->gid_index);
 	/*
 	 * The request's timeout also bounds the whole RMPP response; it is
 	 * generous because two TCG guests share two host cores (1 MiB of
@@ -421,7 +350,7 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 		len = recv_mad(req->fd, buf, 0);
-		tid = be64toh(((const struct wire_hdr *)
+		tid = be64toh(((const struct mad_hdr *)
 			       umad_get_mad(buf))->tid) & 0xffffffff;
 		/* A MAD or a send's timeout; other errors have no TID. */
 		if ((len >= 0 || len == -ETIMEDOUT) && tid != tid_lo) {
@@ -460,7 +389,7 @@ static int open_port(const char *dev, int portnum, int gid_index,
 		return -1;
 	}
 	p->gid_index = gid_index;
-	if (dev && read_gid(dev, portnum, gid_index, p->gid)) {
+	if (dev && read_port_gid(dev, portnum, gid_index, p->gid)) {
 		fprintf(stderr, "cannot read GID %d of %s:%d\n", gid_index,
 			dev, portnum);
 		return -1;
@@ -573,7 +502,7 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 	printf("# serving %d requests\n", count);
 	fflush(stdout);
 	while (served < count) {
-		const struct wire_hdr *h;
+		const struct mad_hdr *h;
 		char why[128] = "";
 		uint32_t size = 0;
 		int ret;
@@ -592,7 +521,7 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 				served, strerror(-ret));
 			return 1;
 		}
-		h = (const struct wire_hdr *)umad_get_mad(buf);
+		h = (const struct mad_hdr *)umad_get_mad(buf);
 		for (i = 0; i < nc; i++)
 			if (classes[i].mgmt_class == h->mgmt_class)
 				break;

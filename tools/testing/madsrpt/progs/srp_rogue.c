@@ -56,7 +56,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
-#include <time.h>
+
+#include "tap.h"
 
 /* SRP opcodes, formats and reasons (SRP-2; include/scsi/srp.h). */
 enum {
@@ -120,7 +121,6 @@ enum {
 #define PATTERN		0xa5
 
 #define RG_RECV_WR	(1ULL << 62)
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* What the target answered to one tag. */
 struct rg_rsp {
@@ -228,15 +228,6 @@ static void note(const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
-}
-
-/* Milliseconds on the monotonic clock. */
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static int set_nonblock(int fd)

@@ -30,32 +30,20 @@
 #include <infiniband/umad.h>
 
 #include "tap.h"
+#include "umad_common.h"
 
 #define CLASS_SERVED		0x32
 #define CLASS_UNSERVED		0x33
-#define METHOD_GET		0x01
-#define METHOD_GET_RESP		0x81
 #define STATUS_UNSUP_METHOD_ATTR	0x000c
-#define GSI_QKEY		0x80010000u
 #define ATTR_TEST		0xff20
-#define MAD_SIZE		256
 #define NMANY			50
 
 static const uint8_t test_oui[3] = { 0x00, 0x14, 0x05 };
 
-/* Common MAD header + vendor OUI header, wire layout. */
+/* A MAD of a vendor class of range 2: its headers, the OUI, the data. */
 struct vendor_mad {
-	uint8_t base_version;
-	uint8_t mgmt_class;
-	uint8_t class_version;
-	uint8_t method;
-	__be16 status;
-	__be16 class_specific;
-	__be64 tid;
-	__be16 attr_id;
-	__be16 resv;
-	__be32 attr_mod;
-	uint8_t rmpp[12];
+	struct mad_hdr hdr;
+	struct rmpp_hdr rmpp;
 	uint8_t reserved;
 	uint8_t oui[3];
 	uint8_t data[216];
@@ -68,7 +56,7 @@ static int port_num = 1;
 static int gid_index;
 static uint8_t port_gid[16];
 struct msg {
-	struct ib_user_mad hdr;
+	struct ib_user_mad umad;
 	struct vendor_mad mad;
 };
 
@@ -93,7 +81,7 @@ static int register_agent(int fd, uint8_t mgmt_class, int serve_get)
 	int id;
 
 	if (serve_get)
-		mask[0] = 1L << METHOD_GET;
+		method_mask_set(mask, METHOD_GET);
 	id = umad_register_oui(fd, mgmt_class, 0, (uint8_t *)test_oui,
 			       serve_get ? mask : NULL);
 	if (id < 0) {
@@ -103,33 +91,20 @@ static int register_agent(int fd, uint8_t mgmt_class, int serve_get)
 	return id;
 }
 
-/* Address our own port's QP @qpn through the GID under test. */
-static void address_self(struct msg *m, uint32_t qpn)
-{
-	ib_mad_addr_t *a = &m->hdr.addr;
-
-	memset(a, 0, sizeof(*a));
-	a->qpn = htobe32(qpn);
-	a->qkey = htobe32(GSI_QKEY);
-	a->grh_present = 1;
-	a->gid_index = gid_index;
-	a->hop_limit = 64;
-	memcpy(a->gid, port_gid, 16);
-}
-
 static int send_get(int fd, int agent, uint8_t mgmt_class, uint32_t tid,
 		    uint32_t qpn, int timeout_ms, int retries)
 {
 	struct msg m;
 
 	memset(&m, 0, sizeof(m));
-	address_self(&m, qpn);
-	m.mad.base_version = 1;
-	m.mad.mgmt_class = mgmt_class;
-	m.mad.class_version = 1;
-	m.mad.method = METHOD_GET;
-	m.mad.tid = htobe64(tid);
-	m.mad.attr_id = htobe16(ATTR_TEST);
+	/* Our own port's QP @qpn, through the GID under test. */
+	mad_address(&m.umad.addr, qpn, port_gid, gid_index);
+	m.mad.hdr.base_version = MGMT_BASE_VERSION;
+	m.mad.hdr.mgmt_class = mgmt_class;
+	m.mad.hdr.class_version = 1;
+	m.mad.hdr.method = METHOD_GET;
+	m.mad.hdr.tid = htobe64(tid);
+	m.mad.hdr.attr_id = htobe16(ATTR_TEST);
 	memcpy(m.mad.oui, test_oui, 3);
 	snprintf((char *)m.mad.data, sizeof(m.mad.data), "get %u", tid);
 	return umad_send(fd, agent, &m, MAD_SIZE, timeout_ms, retries);
@@ -150,19 +125,19 @@ static int answer(int fd, int agent, const struct msg *req)
 {
 	struct msg m = *req;
 
-	m.hdr.addr.qkey = htobe32(GSI_QKEY);
-	m.mad.method = METHOD_GET_RESP;
+	m.umad.addr.qkey = htobe32(GSI_QKEY);
+	m.mad.hdr.method = METHOD_GET_RESP;
 	snprintf((char *)m.mad.data, sizeof(m.mad.data), "resp %u",
-		 (uint32_t)be64toh(req->mad.tid));
+		 (uint32_t)be64toh(req->mad.hdr.tid));
 	return umad_send(fd, agent, &m, MAD_SIZE, 0, 0);
 }
 
 static int check_response(const struct msg *m, uint8_t mgmt_class,
 			  uint32_t tid)
 {
-	return m->hdr.status == 0 && m->mad.method == METHOD_GET_RESP &&
-	       m->mad.mgmt_class == mgmt_class &&
-	       (uint32_t)be64toh(m->mad.tid) == tid;
+	return m->umad.status == 0 && m->mad.hdr.method == METHOD_GET_RESP &&
+	       m->mad.hdr.mgmt_class == mgmt_class &&
+	       (uint32_t)be64toh(m->mad.hdr.tid) == tid;
 }
 
 static void test_answered(int rfd, int ragent, int qfd, int qagent)
@@ -171,8 +146,8 @@ static void test_answered(int rfd, int ragent, int qfd, int qagent)
 	int ok;
 
 	ok = send_get(qfd, qagent, CLASS_SERVED, 0x1001, 1, 2000, 0) == 0 &&
-	     recv_msg(rfd, &m, 3000) > 0 && m.mad.method == METHOD_GET &&
-	     (uint32_t)be64toh(m.mad.tid) == 0x1001 &&
+	     recv_msg(rfd, &m, 3000) > 0 && m.mad.hdr.method == METHOD_GET &&
+	     (uint32_t)be64toh(m.mad.hdr.tid) == 0x1001 &&
 	     answer(rfd, ragent, &m) == 0 &&
 	     recv_msg(qfd, &m, 3000) > 0 &&
 	     check_response(&m, CLASS_SERVED, 0x1001) &&
@@ -188,7 +163,7 @@ static void test_unsupported(int qfd, int qagent)
 	ok = send_get(qfd, qagent, CLASS_UNSERVED, 0x2002, 1, 2000, 0) == 0 &&
 	     recv_msg(qfd, &m, 3000) > 0 &&
 	     check_response(&m, CLASS_UNSERVED, 0x2002) &&
-	     be16toh(m.mad.status) == STATUS_UNSUP_METHOD_ATTR;
+	     be16toh(m.mad.hdr.status) == STATUS_UNSUP_METHOD_ATTR;
 	tap(ok, "GET to an unserved class: unsupported method/attribute");
 }
 
@@ -202,10 +177,10 @@ static void test_timeout(int qfd, int qagent)
 	ok = send_get(qfd, qagent, CLASS_SERVED, 0x3003, 0xabcde, 200, 2) == 0 &&
 	     recv_msg(qfd, &m, 5000) > 0;
 	dt = now_ms() - t0;
-	tap(ok && m.hdr.status == ETIMEDOUT &&
-	    (uint32_t)be64toh(m.mad.tid) == 0x3003,
+	tap(ok && m.umad.status == ETIMEDOUT &&
+	    (uint32_t)be64toh(m.mad.hdr.tid) == 0x3003,
 	    "unanswered GET completes with ETIMEDOUT (status %u)",
-	    ok ? m.hdr.status : 0);
+	    ok ? m.umad.status : 0);
 	tap(ok && dt >= 3 * 200 - 20 && dt < 4000,
 	    "timeout came after 1 + 2 retries of 200 ms (%.0f ms)", dt);
 }
@@ -219,7 +194,7 @@ static void test_retry_answered(int rfd, int ragent, int qfd, int qagent)
 	ok = send_get(qfd, qagent, CLASS_SERVED, 0x4004, 1, 300, 3) == 0 &&
 	     recv_msg(rfd, &m, 3000) > 0 &&		/* first copy: ignored */
 	     recv_msg(rfd, &m, 3000) > 0 &&		/* the retry */
-	     (uint32_t)be64toh(m.mad.tid) == 0x4004 &&
+	     (uint32_t)be64toh(m.mad.hdr.tid) == 0x4004 &&
 	     answer(rfd, ragent, &m) == 0 &&
 	     recv_msg(qfd, &m, 3000) > 0 &&
 	     check_response(&m, CLASS_SERVED, 0x4004);
@@ -247,9 +222,9 @@ static void test_many(int rfd, int ragent, int qfd, int qagent)
 		if (answer(rfd, ragent, &reqs[i]))
 			bad++;
 	while (!bad && got < NMANY && recv_msg(qfd, &m, 3000) > 0) {
-		uint32_t tid = be64toh(m.mad.tid);
+		uint32_t tid = be64toh(m.mad.hdr.tid);
 
-		if (m.hdr.status || tid < 0x5000 || tid >= 0x5000 + NMANY ||
+		if (m.umad.status || tid < 0x5000 || tid >= 0x5000 + NMANY ||
 		    seen[tid - 0x5000]++)
 			bad++;
 		got++;
@@ -275,33 +250,9 @@ static void test_cancel_on_close(void)
 	    now_ms() - t0);
 }
 
-static int read_gid(void)
-{
-	char path[256], buf[64];
-	unsigned int i, v;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/%d/gids/%d", dev_name,
-		 port_num, gid_index);
-	f = fopen(path, "r");
-	if (!f || !fgets(buf, sizeof(buf), f)) {
-		perror(path);
-		return -1;
-	}
-	fclose(f);
-	for (i = 0; i < 8; i++) {
-		if (sscanf(buf + i * 5, "%4x", &v) != 1)
-			return -1;
-		port_gid[2 * i] = v >> 8;
-		port_gid[2 * i + 1] = v & 0xff;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	int rfd, qfd, ragent, qagent, uagent, c;
+	int rfd, qfd, ragent, qagent, uagent, c, ret;
 
 	while ((c = getopt(argc, argv, "d:p:g:")) != -1) {
 		switch (c) {
@@ -328,8 +279,12 @@ int main(int argc, char **argv)
 		sleep(atoi(argv[optind + 1]));
 		return 0;
 	}
-	if (read_gid())
+	ret = read_port_gid(dev_name, port_num, gid_index, port_gid);
+	if (ret) {
+		fprintf(stderr, SYSFS_GID_PATH ": %s\n", dev_name, port_num,
+			gid_index, strerror(-ret));
 		return 1;
+	}
 
 	rfd = open_port();
 	qfd = open_port();
