@@ -15,7 +15,6 @@
 #include <linux/kernel.h>
 #include <linux/math64.h>
 #include <linux/overflow.h>
-#include <kunit/visibility.h>
 
 #include "mad_rmpp_wire.h"
 
@@ -65,7 +64,6 @@ int mad_rmpp_layout_init(struct mad_rmpp_layout *lay, size_t mad_size,
 		return -EINVAL;
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_layout_init);
 
 /**
  * mad_rmpp_layout_paylen() - paylen_newwin value of a DATA segment
@@ -87,7 +85,6 @@ u32 mad_rmpp_layout_paylen(const struct mad_rmpp_layout *lay, u32 seg_num)
 		return lay->seg_count * lay->rmpp_size - lay->pad;
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_layout_paylen);
 
 /**
  * mad_rmpp_layout_flags() - RMPP flags of a DATA segment
@@ -107,7 +104,6 @@ u8 mad_rmpp_layout_flags(const struct mad_rmpp_layout *lay, u32 seg_num)
 		flags |= IB_MGMT_RMPP_FLAG_LAST;
 	return flags;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_layout_flags);
 
 /**
  * mad_rmpp_format_data() - fill the RMPP header of an outgoing DATA segment
@@ -128,7 +124,6 @@ void mad_rmpp_format_data(struct ib_rmpp_hdr *hdr,
 	hdr->seg_num = cpu_to_be32(seg_num);
 	hdr->paylen_newwin = cpu_to_be32(mad_rmpp_layout_paylen(lay, seg_num));
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_format_data);
 
 /**
  * mad_rmpp_check_hdr() - check the parts every active RMPP MAD shares
@@ -147,7 +142,6 @@ u8 mad_rmpp_check_hdr(const struct ib_rmpp_hdr *hdr)
 		return IB_MGMT_RMPP_STATUS_BADT;
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_check_hdr);
 
 /**
  * mad_rmpp_check_data() - check the header of a received DATA segment
@@ -172,7 +166,6 @@ u8 mad_rmpp_check_data(const struct ib_rmpp_hdr *hdr)
 		return IB_MGMT_RMPP_STATUS_BAD_SEG;
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_check_data);
 
 /**
  * mad_rmpp_peer_abort_status() - interpret a STOP or ABORT from the receiver
@@ -200,7 +193,6 @@ u8 mad_rmpp_peer_abort_status(const struct ib_rmpp_hdr *hdr, u8 *reply)
 	*reply = valid ? 0 : IB_MGMT_RMPP_STATUS_BAD_STATUS;
 	return valid ? status : IB_MGMT_RMPP_STATUS_BAD_STATUS;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_peer_abort_status);
 
 /**
  * mad_rmpp_recv_len() - length of a reassembled message
@@ -250,7 +242,6 @@ int mad_rmpp_recv_len(size_t mad_size, u32 hdr_len, u32 seg_count,
 	*status = 0;
 	return len;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_recv_len);
 
 /**
  * mad_rmpp_seg_len_ok() - does a DATA segment hold the payload it carries?
@@ -278,7 +269,6 @@ bool mad_rmpp_seg_len_ok(u32 mad_len, u32 mad_size,
 		return false;
 	return be32_to_cpu(hdr->paylen_newwin) <= mad_len - IB_MGMT_RMPP_HDR;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_seg_len_ok);
 
 /**
  * mad_rmpp_expect_segs() - segment count announced by a first segment
@@ -295,7 +285,6 @@ u32 mad_rmpp_expect_segs(size_t mad_size, u32 first_paylen)
 		return 0;
 	return DIV_ROUND_UP_ULL(first_paylen, mad_size - IB_MGMT_RMPP_HDR);
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_expect_segs);
 
 /**
  * mad_rmpp_resptime_ms() - decode an RMPP response time field
@@ -311,7 +300,6 @@ unsigned int mad_rmpp_resptime_ms(u8 rtime)
 		return 0;
 	return DIV_ROUND_UP_ULL(4096ULL << rtime, NSEC_PER_MSEC);
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_resptime_ms);
 
 /**
  * mad_rmpp_send_win_init() - start the sender window of a message
@@ -331,7 +319,6 @@ void mad_rmpp_send_win_init(struct mad_rmpp_send_win *win, u32 seg_count,
 	win->last_ack = 0;
 	win->newwin = max(newwin, 1U);
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_send_win_init);
 
 /**
  * mad_rmpp_check_ack() - checks of an ACK that need no send to compare with
@@ -349,7 +336,6 @@ u8 mad_rmpp_check_ack(const struct ib_rmpp_hdr *ack)
 		return IB_MGMT_RMPP_STATUS_W2S;
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_check_ack);
 
 /**
  * mad_rmpp_send_win_ack() - apply a received ACK to the sender window
@@ -396,7 +382,6 @@ mad_rmpp_send_win_ack(struct mad_rmpp_send_win *win,
 		return MAD_RMPP_ACK_DONE;
 	return MAD_RMPP_ACK_PROGRESS;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_send_win_ack);
 
 /**
  * mad_rmpp_send_win_may_send() - may another segment go on the wire?
@@ -409,7 +394,6 @@ bool mad_rmpp_send_win_may_send(const struct mad_rmpp_send_win *win)
 {
 	return win->seg_num < win->seg_count && win->seg_num < win->newwin;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_send_win_may_send);
 
 /**
  * mad_rmpp_send_win_next() - take the next segment to send
@@ -424,7 +408,6 @@ u32 mad_rmpp_send_win_next(struct mad_rmpp_send_win *win)
 	win->sent_max = max(win->sent_max, win->seg_num);
 	return win->seg_num;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_send_win_next);
 
 /**
  * mad_rmpp_send_win_rewind() - go back to the last acknowledged segment
@@ -439,7 +422,6 @@ void mad_rmpp_send_win_rewind(struct mad_rmpp_send_win *win)
 {
 	win->seg_num = win->last_ack;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_send_win_rewind);
 
 /**
  * mad_rmpp_recv_win_init() - start the receiver window of a transfer
@@ -461,7 +443,6 @@ void mad_rmpp_recv_win_init(struct mad_rmpp_recv_win *win, u32 window,
 	win->last_seg = 0;
 	win->expect = expect;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_recv_win_init);
 
 /**
  * mad_rmpp_recv_win_classify() - decide the fate of an arriving segment
@@ -495,7 +476,6 @@ mad_rmpp_recv_win_classify(const struct mad_rmpp_recv_win *win, u32 seg_num)
 		return MAD_RMPP_SEG_DROP;
 	return MAD_RMPP_SEG_KEEP;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_recv_win_classify);
 
 /**
  * mad_rmpp_recv_win_advance() - record progress after keeping a segment
@@ -525,7 +505,6 @@ mad_rmpp_recv_win_advance(struct mad_rmpp_recv_win *win, u32 seg_num,
 		win->newwin = U32_MAX;
 	return MAD_RMPP_RECV_ACK;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_recv_win_advance);
 
 /**
  * mad_rmpp_recv_win_ack() - values for the ACK to send now
@@ -541,7 +520,6 @@ u32 mad_rmpp_recv_win_ack(struct mad_rmpp_recv_win *win, u32 *newwin)
 	*newwin = win->newwin;
 	return win->seg_num;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_recv_win_ack);
 
 /**
  * mad_rmpp_seg_num() - segment number of a received RMPP segment
@@ -556,7 +534,6 @@ u32 mad_rmpp_seg_num(const struct ib_mad_recv_buf *buf)
 
 	return be32_to_cpu(mad->rmpp_hdr.seg_num);
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_seg_num);
 
 /**
  * mad_rmpp_seg_insert() - put a segment into a reassembly list in order
@@ -588,7 +565,6 @@ int mad_rmpp_seg_insert(struct list_head *segs, struct ib_mad_recv_buf *buf)
 	list_add(&buf->list, segs);
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_seg_insert);
 
 /**
  * mad_rmpp_seg_walk() - follow the gap-free run of segments
@@ -618,4 +594,3 @@ struct ib_mad_recv_buf *mad_rmpp_seg_walk(struct list_head *segs,
 	*last = ib_get_rmpp_flags(&mad->rmpp_hdr) & IB_MGMT_RMPP_FLAG_LAST;
 	return from;
 }
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_seg_walk);

@@ -8,8 +8,6 @@
  * on the way back, steps hop_ptr when the SMP reaches its final node.
  */
 
-#include <linux/export.h>
-#include <kunit/visibility.h>
 #include "mad_smi.h"
 
 /**
@@ -27,7 +25,6 @@ void ib_mad_dr_route_ib(struct ib_smp *smp, struct ib_mad_dr_route *route)
 	route->dlid_permissive = smp->dr_dlid == IB_LID_PERMISSIVE;
 	route->slid_permissive = smp->dr_slid == IB_LID_PERMISSIVE;
 }
-EXPORT_SYMBOL_IF_KUNIT(ib_mad_dr_route_ib);
 
 /**
  * ib_mad_dr_route_opa() - describe the route of an OPA directed-route SMP
@@ -44,7 +41,6 @@ void ib_mad_dr_route_opa(struct opa_smp *smp, struct ib_mad_dr_route *route)
 	route->dlid_permissive = smp->route.dr.dr_dlid == OPA_LID_PERMISSIVE;
 	route->slid_permissive = smp->route.dr.dr_slid == OPA_LID_PERMISSIVE;
 }
-EXPORT_SYMBOL_IF_KUNIT(ib_mad_dr_route_opa);
 
 /**
  * ib_mad_smp_route() - describe the route of a directed-route SMP
@@ -147,7 +143,6 @@ enum ib_mad_smi_verdict ib_mad_smi_dr_send(struct ib_mad_dr_route *route,
 		return ib_mad_smi_send_returning(route, is_switch, port_num);
 	return ib_mad_smi_send_outbound(route, is_switch, port_num);
 }
-EXPORT_SYMBOL_IF_KUNIT(ib_mad_smi_dr_send);
 
 static enum ib_mad_smi_verdict
 ib_mad_smi_recv_outbound(struct ib_mad_dr_route *r, bool is_switch,
@@ -228,7 +223,6 @@ enum ib_mad_smi_verdict ib_mad_smi_dr_recv(struct ib_mad_dr_route *route,
 	return ib_mad_smi_recv_outbound(route, is_switch, port_num,
 					phys_port_cnt);
 }
-EXPORT_SYMBOL_IF_KUNIT(ib_mad_smi_dr_recv);
 
 /**
  * ib_mad_smi_dr_forward() - decide where a received SMP goes next
@@ -259,7 +253,6 @@ enum ib_mad_smi_fwd ib_mad_smi_dr_forward(const struct ib_mad_dr_route *route)
 						IB_MAD_SMI_SEND;
 	return IB_MAD_SMI_LOCAL;
 }
-EXPORT_SYMBOL_IF_KUNIT(ib_mad_smi_dr_forward);
 
 /**
  * ib_mad_smi_fwd_port() - egress port of an SMP a switch relays
@@ -277,7 +270,6 @@ int ib_mad_smi_fwd_port(const struct ib_mad_dr_route *route)
 		       route->initial_path[ptr + 1] : -1;
 	return ptr ? route->return_path[ptr - 1] : -1;
 }
-EXPORT_SYMBOL_IF_KUNIT(ib_mad_smi_fwd_port);
 
 /**
  * ib_mad_smi_for_local_agent() - is an outbound SMP for our own SMA?
@@ -295,7 +287,6 @@ bool ib_mad_smi_for_local_agent(const struct ib_mad_dr_route *route,
 	return device->ops.process_mad && !route->returning &&
 	       *route->hop_ptr == route->hop_cnt + 1;
 }
-EXPORT_SYMBOL_IF_KUNIT(ib_mad_smi_for_local_agent);
 
 /**
  * ib_mad_smi_back_at_requester() - has a returning SMP reached its SM?
@@ -311,4 +302,3 @@ bool ib_mad_smi_back_at_requester(const struct ib_mad_dr_route *route,
 	return device->ops.process_mad && route->returning &&
 	       *route->hop_ptr == 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(ib_mad_smi_back_at_requester);
