@@ -30,121 +30,162 @@
 
 #include "srpt_priv.h"
 
-/**
- * srpt_alloc_ioctx - allocate a message buffer and map it for DMA
- * @sdev: device the buffer is used with.
- * @ioctx_size: size of the context structure embedding struct srpt_ioctx.
- * @buf_cache: slab the buffer comes from; its object size is mapped.
- * @dir: DMA direction.
- *
- * Context: process context; may sleep.
- * Return: the context, zero-filled apart from @buf and @dma, or NULL.
+/*
+ * Message rings.  Every context of a ring owns one buffer from a slab
+ * cache, DMA-mapped for as long as the ring exists: receive rings from the
+ * device, send rings to it.  Both context types start with struct
+ * srpt_ioctx, so one pair of functions builds and frees either.
  */
-struct srpt_ioctx *srpt_alloc_ioctx(struct srpt_device *sdev, size_t ioctx_size,
-				    struct kmem_cache *buf_cache,
-				    enum dma_data_direction dir)
+static_assert(offsetof(struct srpt_recv_ioctx, ioctx) == 0);
+static_assert(offsetof(struct srpt_send_ioctx, ioctx) == 0);
+
+/* Free the first @n contexts of @ring and the ring itself. */
+static void srpt_ring_free(struct srpt_device *sdev, struct srpt_ioctx **ring,
+			   u32 n, struct kmem_cache *cache,
+			   enum dma_data_direction dir)
 {
-	struct srpt_ioctx *ioctx;
+	size_t len;
 
-	ioctx = kzalloc(ioctx_size, GFP_KERNEL);
-	if (!ioctx)
-		return NULL;
-	ioctx->buf = kmem_cache_alloc(buf_cache, GFP_KERNEL);
-	if (!ioctx->buf)
-		goto err_free_ioctx;
-	ioctx->dma = ib_dma_map_single(sdev->device, ioctx->buf,
-				       kmem_cache_size(buf_cache), dir);
-	if (ib_dma_mapping_error(sdev->device, ioctx->dma))
-		goto err_free_buf;
-	return ioctx;
+	if (!ring)
+		return;
+	len = kmem_cache_size(cache);
+	while (n--) {
+		ib_dma_unmap_single(sdev->device, ring[n]->dma, len, dir);
+		kmem_cache_free(cache, ring[n]->buf);
+		kfree(ring[n]);
+	}
+	kvfree(ring);
+}
 
-err_free_buf:
-	kmem_cache_free(buf_cache, ioctx->buf);
-err_free_ioctx:
-	kfree(ioctx);
+/* One zeroed context of @size bytes whose buffer is mapped, or NULL. */
+static struct srpt_ioctx *srpt_ring_ctx(struct srpt_device *sdev, size_t size,
+					struct kmem_cache *cache,
+					enum dma_data_direction dir)
+{
+	struct srpt_ioctx *ctx = kzalloc(size, GFP_KERNEL);
+	void *buf = ctx ? kmem_cache_alloc(cache, GFP_KERNEL) : NULL;
+
+	if (buf) {
+		ctx->buf = buf;
+		ctx->dma = ib_dma_map_single(sdev->device, buf,
+					     kmem_cache_size(cache), dir);
+		if (!ib_dma_mapping_error(sdev->device, ctx->dma))
+			return ctx;
+		kmem_cache_free(cache, buf);
+	}
+	kfree(ctx);
 	return NULL;
 }
 
-/**
- * srpt_free_ioctx - undo srpt_alloc_ioctx()
- * @sdev: device the buffer was mapped for.
- * @ioctx: the context; NULL is ignored.
- * @buf_cache: slab the buffer came from.
- * @dir: DMA direction used when mapping.
- *
- * Context: process context.
+/*
+ * @n contexts of @size bytes, each knowing its place in the ring and where
+ * in its buffer the message starts (@offset); all or nothing.
  */
-void srpt_free_ioctx(struct srpt_device *sdev, struct srpt_ioctx *ioctx,
-		     struct kmem_cache *buf_cache, enum dma_data_direction dir)
+static struct srpt_ioctx **srpt_ring_alloc(struct srpt_device *sdev, u32 n,
+					   size_t size, struct kmem_cache *cache,
+					   u32 offset, enum dma_data_direction dir)
 {
-	if (!ioctx)
-		return;
-	ib_dma_unmap_single(sdev->device, ioctx->dma,
-			    kmem_cache_size(buf_cache), dir);
-	kmem_cache_free(buf_cache, ioctx->buf);
-	kfree(ioctx);
-}
-
-/**
- * srpt_alloc_ioctx_ring - allocate an array of message buffer contexts
- * @sdev: device the buffers are used with.
- * @ring_size: number of contexts.
- * @ioctx_size: size of each context structure.
- * @buf_cache: slab for the buffers.
- * @alignment_offset: value for the @offset of each context.
- * @dir: DMA direction.
- *
- * Context: process context; may sleep.
- * Return: the ring, each context's @index set to its position, or NULL.
- */
-struct srpt_ioctx **srpt_alloc_ioctx_ring(struct srpt_device *sdev,
-					  u32 ring_size, size_t ioctx_size,
-					  struct kmem_cache *buf_cache,
-					  u32 alignment_offset,
-					  enum dma_data_direction dir)
-{
-	struct srpt_ioctx **ring;
+	struct srpt_ioctx **ring = kvcalloc(n, sizeof(*ring), GFP_KERNEL);
 	u32 i;
 
-	ring = kvcalloc(ring_size, sizeof(*ring), GFP_KERNEL);
-	if (!ring)
-		return NULL;
-	for (i = 0; i < ring_size; i++) {
-		ring[i] = srpt_alloc_ioctx(sdev, ioctx_size, buf_cache, dir);
-		if (!ring[i])
-			goto err_free_ring;
+	for (i = 0; ring && i < n; i++) {
+		ring[i] = srpt_ring_ctx(sdev, size, cache, dir);
+		if (!ring[i]) {
+			srpt_ring_free(sdev, ring, i, cache, dir);
+			return NULL;
+		}
 		ring[i]->index = i;
-		ring[i]->offset = alignment_offset;
+		ring[i]->offset = offset;
 	}
 	return ring;
-
-err_free_ring:
-	srpt_free_ioctx_ring(ring, sdev, i, buf_cache, dir);
-	return NULL;
 }
 
 /**
- * srpt_free_ioctx_ring - free a ring made by srpt_alloc_ioctx_ring()
- * @ioctx_ring: the ring; NULL is ignored.
+ * srpt_recv_ring_alloc - allocate the receive contexts of a channel or SRQ
+ * @sdev: device the buffers are used with.
+ * @n: number of contexts.
+ * @cache: slab of the receive buffers.
+ * @offset: where a received IU starts in its buffer (immediate data
+ *	alignment).
+ *
+ * Context: process context; may sleep.
+ * Return: the ring, or NULL.
+ */
+struct srpt_recv_ioctx **srpt_recv_ring_alloc(struct srpt_device *sdev, u32 n,
+					      struct kmem_cache *cache,
+					      u32 offset)
+{
+	struct srpt_recv_ioctx **ring;
+	u32 i;
+
+	ring = (struct srpt_recv_ioctx **)
+		srpt_ring_alloc(sdev, n, sizeof(**ring), cache, offset,
+				DMA_FROM_DEVICE);
+	for (i = 0; ring && i < n; i++)
+		INIT_LIST_HEAD(&ring[i]->wait_list);
+	return ring;
+}
+
+/**
+ * srpt_recv_ring_free - undo srpt_recv_ring_alloc()
  * @sdev: device the buffers were mapped for.
- * @ring_size: number of contexts to free.
- * @buf_cache: slab of the buffers.
- * @dir: DMA direction used when mapping.
+ * @ring: the ring; NULL is ignored.
+ * @n: its number of contexts.
+ * @cache: slab of the buffers.
  *
  * Context: process context.
  */
-void srpt_free_ioctx_ring(struct srpt_ioctx **ioctx_ring,
-			  struct srpt_device *sdev, u32 ring_size,
-			  struct kmem_cache *buf_cache,
-			  enum dma_data_direction dir)
+void srpt_recv_ring_free(struct srpt_device *sdev, struct srpt_recv_ioctx **ring,
+			 u32 n, struct kmem_cache *cache)
 {
+	srpt_ring_free(sdev, (struct srpt_ioctx **)ring, n, cache,
+		       DMA_FROM_DEVICE);
+}
+
+/**
+ * srpt_send_ring_alloc - allocate a channel's send contexts
+ * @ch: the channel; one context per credit (@ch->rq_size), with buffers
+ *	from @ch->rsp_buf_cache.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int srpt_send_ring_alloc(struct srpt_rdma_ch *ch)
+{
+	struct srpt_send_ioctx **ring;
 	u32 i;
 
-	if (!ioctx_ring)
-		return;
-	for (i = 0; i < ring_size; i++)
-		srpt_free_ioctx(sdev, ioctx_ring[i], buf_cache, dir);
-	kvfree(ioctx_ring);
+	ring = (struct srpt_send_ioctx **)
+		srpt_ring_alloc(ch->sport->sdev, ch->rq_size, sizeof(**ring),
+				ch->rsp_buf_cache, 0, DMA_TO_DEVICE);
+	if (!ring)
+		return -ENOMEM;
+	for (i = 0; i < ch->rq_size; i++)
+		ring[i]->ch = ch;
+	ch->ioctx_ring = ring;
+	return 0;
+}
+
+/**
+ * srpt_ch_free_rings - free a channel's rings and put their slab caches
+ * @ch: the channel; rings and caches not (yet) there are skipped.
+ *
+ * Context: process context.
+ */
+void srpt_ch_free_rings(struct srpt_rdma_ch *ch)
+{
+	struct srpt_device *sdev = ch->sport->sdev;
+
+	srpt_recv_ring_free(sdev, ch->ioctx_recv_ring, ch->rq_size,
+			    ch->req_buf_cache);
+	ch->ioctx_recv_ring = NULL;
+	srpt_cache_put(ch->req_buf_cache);
+	ch->req_buf_cache = NULL;
+	srpt_ring_free(sdev, (struct srpt_ioctx **)ch->ioctx_ring, ch->rq_size,
+		       ch->rsp_buf_cache, DMA_TO_DEVICE);
+	ch->ioctx_ring = NULL;
+	srpt_cache_put(ch->rsp_buf_cache);
+	ch->rsp_buf_cache = NULL;
 }
 
 /**
@@ -765,22 +806,6 @@ static void srpt_ch_return_waiting(struct srpt_rdma_ch *ch)
 		if (ch->use_srq)
 			srpt_post_recv(ch->sport->sdev, NULL, recv);
 	}
-}
-
-static void srpt_ch_free_rings(struct srpt_rdma_ch *ch)
-{
-	struct srpt_device *sdev = ch->sport->sdev;
-
-	srpt_free_ioctx_ring((struct srpt_ioctx **)ch->ioctx_recv_ring, sdev,
-			     ch->rq_size, ch->req_buf_cache, DMA_FROM_DEVICE);
-	ch->ioctx_recv_ring = NULL;
-	srpt_cache_put(ch->req_buf_cache);
-	ch->req_buf_cache = NULL;
-	srpt_free_ioctx_ring((struct srpt_ioctx **)ch->ioctx_ring, sdev,
-			     ch->rq_size, ch->rsp_buf_cache, DMA_TO_DEVICE);
-	ch->ioctx_ring = NULL;
-	srpt_cache_put(ch->rsp_buf_cache);
-	ch->rsp_buf_cache = NULL;
 }
 
 /**

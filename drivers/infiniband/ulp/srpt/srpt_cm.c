@@ -299,19 +299,13 @@ static int srpt_ch_alloc_rings(struct srpt_rdma_ch *ch,
 	struct srpt_device *sdev = ch->sport->sdev;
 	u16 imm_off = be16_to_cpu(req->imm_data_offset);
 	u32 it_iu_len = be32_to_cpu(req->req_it_iu_len);
-	u32 i, align = 0;
+	u32 align = 0;
 
 	ch->rsp_buf_cache = srpt_cache_get(ch->max_rsp_size);
 	if (!ch->rsp_buf_cache)
 		return -ENOMEM;
-	ch->ioctx_ring = (struct srpt_send_ioctx **)
-		srpt_alloc_ioctx_ring(sdev, ch->rq_size,
-				      sizeof(struct srpt_send_ioctx),
-				      ch->rsp_buf_cache, 0, DMA_TO_DEVICE);
-	if (!ch->ioctx_ring)
+	if (srpt_send_ring_alloc(ch))
 		return -ENOMEM;
-	for (i = 0; i < ch->rq_size; i++)
-		ch->ioctx_ring[i]->ch = ch;
 	if (ch->use_srq)
 		return 0;
 
@@ -330,28 +324,14 @@ static int srpt_ch_alloc_rings(struct srpt_rdma_ch *ch,
 	ch->req_buf_cache = srpt_cache_get(align + srp_max_req_size);
 	if (!ch->req_buf_cache)
 		return -ENOMEM;
-	ch->ioctx_recv_ring = (struct srpt_recv_ioctx **)
-		srpt_alloc_ioctx_ring(sdev, ch->rq_size,
-				      sizeof(struct srpt_recv_ioctx),
-				      ch->req_buf_cache, align,
-				      DMA_FROM_DEVICE);
-	if (!ch->ioctx_recv_ring)
-		return -ENOMEM;
-	for (i = 0; i < ch->rq_size; i++)
-		INIT_LIST_HEAD(&ch->ioctx_recv_ring[i]->wait_list);
-	return 0;
+	ch->ioctx_recv_ring = srpt_recv_ring_alloc(sdev, ch->rq_size,
+						   ch->req_buf_cache, align);
+	return ch->ioctx_recv_ring ? 0 : -ENOMEM;
 }
 
 static void srpt_ch_free_login(struct srpt_rdma_ch *ch)
 {
-	struct srpt_device *sdev = ch->sport->sdev;
-
-	srpt_free_ioctx_ring((struct srpt_ioctx **)ch->ioctx_recv_ring, sdev,
-			     ch->rq_size, ch->req_buf_cache, DMA_FROM_DEVICE);
-	srpt_cache_put(ch->req_buf_cache);
-	srpt_free_ioctx_ring((struct srpt_ioctx **)ch->ioctx_ring, sdev,
-			     ch->rq_size, ch->rsp_buf_cache, DMA_TO_DEVICE);
-	srpt_cache_put(ch->rsp_buf_cache);
+	srpt_ch_free_rings(ch);
 	if (ch->rdma_cm_id)
 		ch->rdma_cm_id->context = NULL;
 	else
@@ -689,6 +669,28 @@ static int srpt_ib_cm_req_recv(struct ib_cm_id *cm_id,
 	return srpt_cm_req_recv(&lg, reason);
 }
 
+/*
+ * RDMA/CM carries the login request in the private data of its REQ, in a
+ * layout of its own (struct srp_login_req_rdma); the login code reads the
+ * IB CM one.  Fields keep their wire byte order.
+ */
+static void srpt_login_req_from_rdma(struct srp_login_req *req,
+				     const struct srp_login_req_rdma *rr)
+{
+	*req = (struct srp_login_req) {
+		.opcode		= rr->opcode,
+		.tag		= rr->tag,
+		.req_it_iu_len	= rr->req_it_iu_len,
+		.req_buf_fmt	= rr->req_buf_fmt,
+		.req_flags	= rr->req_flags,
+		.imm_data_offset = rr->imm_data_offset,
+	};
+	memcpy(req->initiator_port_id, rr->initiator_port_id,
+	       sizeof(req->initiator_port_id));
+	memcpy(req->target_port_id, rr->target_port_id,
+	       sizeof(req->target_port_id));
+}
+
 static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
 				 const struct rdma_cm_event *event)
 {
@@ -715,14 +717,7 @@ static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
 					 sizeof(*rr));
 		return srpt_cm_req_recv(&lg, reason);
 	}
-	req.opcode = rr->opcode;
-	req.tag = rr->tag;
-	req.req_it_iu_len = rr->req_it_iu_len;
-	req.req_buf_fmt = rr->req_buf_fmt;
-	req.req_flags = rr->req_flags;
-	req.imm_data_offset = rr->imm_data_offset;
-	memcpy(req.initiator_port_id, rr->initiator_port_id, 16);
-	memcpy(req.target_port_id, rr->target_port_id, 16);
+	srpt_login_req_from_rdma(&req, rr);
 
 	lg.sdev = srpt_sdev_get(cm_id->device);
 	if (!lg.sdev || cm_id->port_num < 1 ||

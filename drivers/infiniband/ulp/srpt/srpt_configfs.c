@@ -76,19 +76,22 @@ static struct srpt_tpg *srpt_attr_tpg(struct config_item *item)
  * struct srpt_attr_desc - one TPG attribute
  * @name: its configfs name.
  * @off: offset of its field in struct srpt_tpg_attrib.
+ * @def: value of a new TPG.
  * @min: smallest value a store accepts.
  * @max: largest value a store accepts.
  */
 struct srpt_attr_desc {
 	const char	*name;
 	size_t		off;
+	u32		def;
 	u32		min;
 	u32		max;
 };
 
-#define SRPT_ATTR_DESC(_field, _min, _max) {				\
+#define SRPT_ATTR_DESC(_field, _def, _min, _max) {			\
 	.name = #_field,						\
 	.off = offsetof(struct srpt_tpg_attrib, _field),		\
+	.def = _def,							\
 	.min = _min,							\
 	.max = _max,							\
 }
@@ -103,19 +106,43 @@ enum {
 static const struct srpt_attr_desc srpt_attr_descs[] = {
 	[SRPT_ATTR_MAX_RDMA_SIZE] = SRPT_ATTR_DESC(srp_max_rdma_size,
 						   SRPT_DEF_RDMA_SIZE,
+						   SRPT_DEF_RDMA_SIZE,
 						   SRPT_MAX_RDMA_SIZE),
 	[SRPT_ATTR_MAX_RSP_SIZE] = SRPT_ATTR_DESC(srp_max_rsp_size,
+						  SRPT_DEF_RSP_SIZE,
 						  SRPT_MIN_RSP_SIZE,
 						  SRPT_MAX_RSP_SIZE),
-	[SRPT_ATTR_SQ_SIZE] = SRPT_ATTR_DESC(srp_sq_size, SRPT_MIN_SRQ_SIZE,
+	[SRPT_ATTR_SQ_SIZE] = SRPT_ATTR_DESC(srp_sq_size, SRPT_DEF_SQ_SIZE,
+					     SRPT_MIN_SRQ_SIZE,
 					     SRPT_MAX_SRQ_SIZE),
-	[SRPT_ATTR_USE_SRQ] = SRPT_ATTR_DESC(use_srq, 0, 1),
+	[SRPT_ATTR_USE_SRQ] = SRPT_ATTR_DESC(use_srq, 0, 0, 1),
 };
+
+static u32 *srpt_attrib_field(struct srpt_tpg_attrib *attrib,
+			      const struct srpt_attr_desc *d)
+{
+	return (u32 *)((u8 *)attrib + d->off);
+}
 
 static u32 *srpt_attr_field(struct srpt_tpg *stpg,
 			    const struct srpt_attr_desc *d)
 {
-	return (u32 *)((u8 *)&stpg->attrib + d->off);
+	return srpt_attrib_field(&stpg->attrib, d);
+}
+
+/**
+ * srpt_tpg_attrib_init - give a new TPG's attributes their defaults
+ * @attrib: the attributes.
+ *
+ * Context: any context.
+ */
+void srpt_tpg_attrib_init(struct srpt_tpg_attrib *attrib)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(srpt_attr_descs); i++)
+		*srpt_attrib_field(attrib, &srpt_attr_descs[i]) =
+			srpt_attr_descs[i].def;
 }
 
 static ssize_t srpt_attr_show(struct config_item *item, char *page,

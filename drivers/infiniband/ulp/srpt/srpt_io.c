@@ -559,22 +559,27 @@ static bool srpt_handle_cmd(struct srpt_rdma_ch *ch,
 	return keep_recv;
 }
 
+/* The SRP_TSK_MGMT functions that LIO carries out, by their LIO names. */
+static const struct {
+	u8	srp;
+	u8	tcm;
+} srpt_tmfs[] = {
+	{ SRP_TSK_ABORT_TASK,		TMR_ABORT_TASK },
+	{ SRP_TSK_ABORT_TASK_SET,	TMR_ABORT_TASK_SET },
+	{ SRP_TSK_CLEAR_TASK_SET,	TMR_CLEAR_TASK_SET },
+	{ SRP_TSK_LUN_RESET,		TMR_LUN_RESET },
+	{ SRP_TSK_CLEAR_ACA,		TMR_CLEAR_ACA },
+};
+
+/* LIO's name for an SRP function; LIO answers TMR_UNKNOWN as unsupported. */
 static int srpt_tmf_to_tcm(u8 fn)
 {
-	switch (fn) {
-	case SRP_TSK_ABORT_TASK:
-		return TMR_ABORT_TASK;
-	case SRP_TSK_ABORT_TASK_SET:
-		return TMR_ABORT_TASK_SET;
-	case SRP_TSK_CLEAR_TASK_SET:
-		return TMR_CLEAR_TASK_SET;
-	case SRP_TSK_LUN_RESET:
-		return TMR_LUN_RESET;
-	case SRP_TSK_CLEAR_ACA:
-		return TMR_CLEAR_ACA;
-	default:
-		return TMR_UNKNOWN;
-	}
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(srpt_tmfs); i++)
+		if (srpt_tmfs[i].srp == fn)
+			return srpt_tmfs[i].tcm;
+	return TMR_UNKNOWN;
 }
 
 /**

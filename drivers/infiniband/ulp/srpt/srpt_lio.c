@@ -126,30 +126,26 @@ static struct se_portal_group *srpt_make_tpg(struct se_wwn *wwn,
 					     const char *name)
 {
 	struct srpt_port_id *pid = container_of(wwn, struct srpt_port_id, wwn);
-	struct srpt_tpg *stpg;
+	struct srpt_tpg *stpg = kzalloc(sizeof(*stpg), GFP_KERNEL);
 	int ret;
 
-	stpg = kzalloc(sizeof(*stpg), GFP_KERNEL);
 	if (!stpg)
 		return ERR_PTR(-ENOMEM);
 	stpg->sport_id = pid;
-	stpg->attrib.srp_max_rdma_size = SRPT_DEF_RDMA_SIZE;
-	stpg->attrib.srp_max_rsp_size = SRPT_DEF_RSP_SIZE;
-	stpg->attrib.srp_sq_size = SRPT_DEF_SQ_SIZE;
-	atomic_set(&stpg->nr_channels, 0);
+	srpt_tpg_attrib_init(&stpg->attrib);
 	if (!str_has_prefix(name, "tpgt_") ||
 	    kstrtou16(name + 5, 10, &stpg->tag))
 		stpg->tag = 1;
 
+	/* Logins look for the TPG on the list once LIO knows it. */
 	ret = core_tpg_register(wwn, &stpg->tpg, SCSI_PROTOCOL_SRP);
-	if (ret) {
-		kfree(stpg);
-		return ERR_PTR(ret);
+	if (!ret) {
+		scoped_guard(mutex, &pid->mutex)
+			list_add_tail(&stpg->entry, &pid->tpg_list);
+		return &stpg->tpg;
 	}
-	mutex_lock(&pid->mutex);
-	list_add_tail(&stpg->entry, &pid->tpg_list);
-	mutex_unlock(&pid->mutex);
-	return &stpg->tpg;
+	kfree(stpg);
+	return ERR_PTR(ret);
 }
 
 /**

@@ -564,20 +564,13 @@ int srpt_refresh_port(struct srpt_port *sport);
 void srpt_unregister_mad_agent(struct srpt_device *sdev, u32 port_cnt);
 
 /* srpt_ch.c */
-struct srpt_ioctx *srpt_alloc_ioctx(struct srpt_device *sdev, size_t ioctx_size,
-				    struct kmem_cache *buf_cache,
-				    enum dma_data_direction dir);
-void srpt_free_ioctx(struct srpt_device *sdev, struct srpt_ioctx *ioctx,
-		     struct kmem_cache *buf_cache, enum dma_data_direction dir);
-struct srpt_ioctx **srpt_alloc_ioctx_ring(struct srpt_device *sdev,
-					  u32 ring_size, size_t ioctx_size,
-					  struct kmem_cache *buf_cache,
-					  u32 alignment_offset,
-					  enum dma_data_direction dir);
-void srpt_free_ioctx_ring(struct srpt_ioctx **ioctx_ring,
-			  struct srpt_device *sdev, u32 ring_size,
-			  struct kmem_cache *buf_cache,
-			  enum dma_data_direction dir);
+struct srpt_recv_ioctx **srpt_recv_ring_alloc(struct srpt_device *sdev, u32 n,
+					      struct kmem_cache *cache,
+					      u32 offset);
+void srpt_recv_ring_free(struct srpt_device *sdev, struct srpt_recv_ioctx **ring,
+			 u32 n, struct kmem_cache *cache);
+int srpt_send_ring_alloc(struct srpt_rdma_ch *ch);
+void srpt_ch_free_rings(struct srpt_rdma_ch *ch);
 int srpt_post_recv(struct srpt_device *sdev, struct srpt_rdma_ch *ch,
 		   struct srpt_recv_ioctx *ioctx);
 bool srpt_set_ch_state(struct srpt_rdma_ch *ch, enum srpt_ch_state new);
@@ -638,6 +631,7 @@ extern struct configfs_attribute *srpt_da_attrs[];
 extern struct configfs_attribute *srpt_wwn_attrs[];
 extern struct configfs_attribute *srpt_acl_attrs[];
 extern struct configfs_attribute *srpt_acl_auth_attrs[];
+void srpt_tpg_attrib_init(struct srpt_tpg_attrib *attrib);
 ssize_t srpt_format_acl_info(char *buf, size_t size, const char *acl_name,
 			     const struct srpt_ch_info *ci, unsigned int n,
 			     unsigned int more, time64_t now);

@@ -21,67 +21,38 @@
 #include "srpt_priv.h"
 
 /**
- * srpt_abort_cmd - abort a command after a failed data transfer or send
- * @ioctx: the command.
- *
- * A command waiting for write data is failed through LIO, which sends its
- * status; a command whose response could not be delivered is freed.
- *
- * Context: the command's CQ context.
- * Return: the state the command was in.
- */
-static int srpt_abort_cmd(struct srpt_send_ioctx *ioctx)
-{
-	enum srpt_command_state state = ioctx->state;
-
-	switch (state) {
-	case SRPT_STATE_NEED_DATA:
-		ioctx->state = SRPT_STATE_DATA_IN;
-		transport_generic_request_failure(&ioctx->cmd,
-						  TCM_CHECK_CONDITION_ABORT_CMD);
-		break;
-	case SRPT_STATE_CMD_RSP_SENT:
-	case SRPT_STATE_MGMT_RSP_SENT:
-		ioctx->state = SRPT_STATE_DONE;
-		transport_generic_free_cmd(&ioctx->cmd, 0);
-		break;
-	default:
-		WARN_ONCE(1, "aborting command in state %d\n", state);
-		break;
-	}
-	return state;
-}
-
-/**
- * srpt_rdma_read_done - RDMA READ completion callback
+ * srpt_rdma_read_done - the data of a write command arrived, or not
  * @cq: completion queue.
- * @wc: the completion of the last READ of a write command.
+ * @wc: the completion of the last READ of the command's chain.
  *
- * Returns the READs' send queue slots and hands the data to LIO, or fails
- * the command if the transfer failed.
+ * The READs give their send queue slots back.  The command, which waits
+ * for its data, goes on in LIO: executed, or failed with ABORTED COMMAND
+ * sense when the transfer failed (a flush included).
  *
  * Context: CQ context.
  */
 static void srpt_rdma_read_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct srpt_rdma_ch *ch = wc->qp->qp_context;
 	struct srpt_send_ioctx *ioctx =
 		container_of(wc->wr_cqe, struct srpt_send_ioctx, rdma_cqe);
+	struct srpt_rdma_ch *ch = ioctx->ch;
 
 	atomic_add(ioctx->n_rdma, &ch->sq_wr_avail);
 	ioctx->n_rdma = 0;
-
-	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		pr_debug("%s: RDMA READ failed with status %d\n",
-			 ch->sess_name, wc->status);
-		srpt_abort_cmd(ioctx);
+	if (!srpt_test_and_set_cmd_state(ioctx, SRPT_STATE_NEED_DATA,
+					 SRPT_STATE_DATA_IN)) {
+		WARN_ONCE(1, "%s: write data for a command in state %d\n",
+			  ch->sess_name, ioctx->state);
 		return;
 	}
-	if (srpt_test_and_set_cmd_state(ioctx, SRPT_STATE_NEED_DATA,
-					SRPT_STATE_DATA_IN))
+	if (likely(wc->status == IB_WC_SUCCESS)) {
 		target_execute_cmd(&ioctx->cmd);
-	else
-		WARN_ONCE(1, "RDMA READ done in state %d\n", ioctx->state);
+		return;
+	}
+	pr_debug("%s: fetching write data failed: %s\n", ch->sess_name,
+		 ib_wc_status_msg(wc->status));
+	transport_generic_request_failure(&ioctx->cmd,
+					  TCM_CHECK_CONDITION_ABORT_CMD);
 }
 
 static u32 srpt_take_credits(struct srpt_rdma_ch *ch)

@@ -243,9 +243,8 @@ void srpt_free_srq(struct srpt_device *sdev)
 		return;
 	ib_destroy_srq(sdev->srq);
 	sdev->srq = NULL;
-	srpt_free_ioctx_ring((struct srpt_ioctx **)sdev->srq_ring, sdev,
-			     sdev->srq_size, sdev->req_buf_cache,
-			     DMA_FROM_DEVICE);
+	srpt_recv_ring_free(sdev, sdev->srq_ring, sdev->srq_size,
+			    sdev->req_buf_cache);
 	sdev->srq_ring = NULL;
 	srpt_cache_put(sdev->req_buf_cache);
 	sdev->req_buf_cache = NULL;
@@ -274,16 +273,13 @@ static int srpt_create_srq(struct srpt_device *sdev)
 	sdev->req_buf_cache = srpt_cache_get(srp_max_req_size);
 	if (!sdev->req_buf_cache)
 		goto err_destroy_srq;
-	sdev->srq_ring = (struct srpt_recv_ioctx **)
-		srpt_alloc_ioctx_ring(sdev, sdev->srq_size,
-				      sizeof(struct srpt_recv_ioctx),
-				      sdev->req_buf_cache, 0, DMA_FROM_DEVICE);
+	sdev->srq_ring = srpt_recv_ring_alloc(sdev, sdev->srq_size,
+					      sdev->req_buf_cache, 0);
 	if (!sdev->srq_ring)
 		goto err_put_cache;
 
 	sdev->srq = srq;
 	for (i = 0; i < sdev->srq_size; i++) {
-		INIT_LIST_HEAD(&sdev->srq_ring[i]->wait_list);
 		ret = srpt_post_recv(sdev, NULL, sdev->srq_ring[i]);
 		if (ret)
 			goto err_free_srq;
