@@ -51,6 +51,8 @@ for t in "${tests[@]}"; do
 		stmo=$(sed -n 's/^# soak-timeout: \([0-9]*\)/\1/p' "$t" | head -n 1)
 		tmo=${stmo:-$tmo}
 	fi
+	tmo=${tmo:-600}
+	[ "$kind" != debug ] || tmo=$((tmo * MS_DEBUG_SLOWDOWN))
 	log=$MS_BUILD/logs/$name.console
 	echo "=== $name (timeout ${tmo:-600}s, console: ${log#"$MS_TOP"/})"
 	t0=$(date +%s)

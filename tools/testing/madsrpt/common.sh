@@ -6,6 +6,8 @@
 MS_HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MS_TOP=$(cd "$MS_HARNESS/../../.." && pwd)
 MS_BUILD=${MS_BUILD:-$MS_TOP/build}
+# How much longer a run on the debug kernel (KASAN, lockdep...) may take.
+MS_DEBUG_SLOWDOWN=3
 MS_TARBALL=${MS_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 MS_JOBS=${MS_JOBS:-$(nproc)}
 MS_LOCKFILE=${MS_LOCKFILE:-/tmp/madsrpt.lock}
@@ -263,6 +265,37 @@ ms_verify_overlay() {
 		fi
 	done < <(ms_overlay_list)
 	[ $bad -eq 0 ] || ms_die "the build does not contain our files"
+}
+
+# Host-side TAP, for a test that judges what its VMs printed.
+# ms_point RESULT DESC: the next point, RESULT being "ok" or "not ok"; a
+# failure sets ms_status, which the test exits with.  ms_points counts the
+# points printed.
+ms_points=0
+ms_status=0
+ms_point() {
+	ms_points=$((ms_points + 1))
+	if [ "$1" = ok ]; then
+		echo "ok $ms_points - $2"
+	else
+		echo "not ok $ms_points - $2"
+		ms_status=1
+	fi
+}
+
+# ms_verdict OUTPUT RC: "ok" when a VM's script printed points and passed
+# every one, and the VM exited cleanly (RC 0: no kernel splat, no
+# timeout); "not ok" otherwise.
+ms_verdict() {
+	local p f
+
+	p=$(grep -c '^ok ' <<<"$1")
+	f=$(grep -c '^not ok' <<<"$1")
+	if [ "$2" -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
+		echo ok
+	else
+		echo "not ok"
+	fi
 }
 
 # ms_rmpp_pair N SRV CLI PORT [ARGS...]: TAP point N, one RMPP run between

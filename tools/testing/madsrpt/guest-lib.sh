@@ -45,6 +45,15 @@ tap_done() {
 	[ "$MS_TAP_FAILED" -eq 0 ]
 }
 
+# ms_tap_passed OUT RC: whether a program that printed the TAP points OUT
+# and exited with RC passed: points printed, none failed, RC 0.  Leaves
+# the counts of passed and failed points in $ms_p and $ms_f.
+ms_tap_passed() {
+	ms_p=$(grep -c '^ok ' <<<"$1")
+	ms_f=$(grep -c '^not ok' <<<"$1")
+	[ "$2" -eq 0 ] && [ "$ms_f" -eq 0 ] && [ "$ms_p" -gt 0 ]
+}
+
 # ms_wait SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
 ms_wait() {
 	local end=$((SECONDS + $1))
@@ -106,6 +115,20 @@ ms_srp_disks() {
 	done
 }
 
+# ms_srp_rports: the SRP remote ports ib_srp has logged in to.
+ms_srp_rports() {
+	ls /sys/class/srp_remote_ports/ 2>/dev/null
+}
+
+# ms_srp_rport_disk RPORT: the block device of remote port RPORT
+# (port-H:N); fails while there is none.
+ms_srp_rport_disk() {
+	local h=${1#port-}
+
+	h=${h%%:*}
+	ls /sys/class/scsi_host/host$h/device/target$h:*/$h:*/block 2>/dev/null
+}
+
 # ms_srp_logout: log ib_srp out of every SRP target port (remove the SCSI
 # hosts) and wait until they are gone.
 ms_srp_logout() {
@@ -114,6 +137,20 @@ ms_srp_logout() {
 		[ -e "$p/delete" ] && echo 1 >"$p/delete"
 	done
 	ms_wait 30 sh -c "! ls /sys/class/srp_remote_ports/* >/dev/null 2>&1"
+}
+
+# ms_srpt_loopback ADDR: how the one-VM srpt tests start: the TAP point
+# "rxe on veth0" (rxe-veth0 on a veth with ADDR/24, where ib_srp and ib_srpt
+# meet by loopback), ib_srpt and target_core_file loaded, and rxe-veth0's
+# GID 0 in $gid (32 hex digits), its node GUID in $guid and the target's
+# WWN (0x$gid) in $wwn.
+ms_srpt_loopback() {
+	tap_check "rxe on veth0" ms_rxe_veth veth0 "$1/24"
+	modprobe ib_srpt
+	modprobe target_core_file
+	gid=$(ms_gid0 rxe-veth0)
+	guid=$(ms_guid rxe-veth0)
+	wwn=0x$gid
 }
 
 # ms_srpt_target WWN FILE SIZE PORT [ACL...]: the configfs setup the srpt
@@ -202,6 +239,21 @@ ms_bail() {
 ms_neigh() {
 	echo >"/dev/udp/$1/9" 2>/dev/null
 	ip neigh show "$1" | grep -q lladdr
+}
+
+# ms_await_report SECS: the first line the peer VM sends to TCP port 7777
+# once it is finished (it writes to /dev/tcp/ADDR/7777); fails if none
+# comes within SECS seconds.
+ms_await_report() {
+	timeout "$1" python3 -c '
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", 7777))
+s.listen(1)
+c, _ = s.accept()
+print(c.recv(200).decode().strip())
+'
 }
 
 # ms_netem_loss DEV PCT: drop PCT percent of the frames DEV sends (netem);

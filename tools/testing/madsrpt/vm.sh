@@ -5,7 +5,8 @@
 # SCRIPT inside it (a path on the host; the guest sees the host root).
 #
 #   -k ours|upstream|debug  which build to boot (default: ours)
-#   -t SECONDS        timeout for the whole run (default: 600)
+#   -t SECONDS        timeout for the whole run (default: 600), stretched
+#                     by MS_DEBUG_SLOWDOWN for the debug kernel
 #   -l FILE           console log (default: build/logs/<script>.console)
 #   -o FILE           copy of the script's output (default: <log>.out)
 #   -n NETSPEC        add a virtio-net joined to another VM over a QEMU
@@ -58,6 +59,8 @@ shift || true
 args="$*"
 
 obj=$MS_BUILD/$kind
+# The detectors make the debug kernel about three times slower.
+[ "$kind" != debug ] || timeout=$((timeout * MS_DEBUG_SLOWDOWN))
 kernel=$obj/arch/x86/boot/bzImage
 [ -f "$kernel" ] && [ -f "$obj/kernelrelease" ] ||
 	ms_die "no $kind kernel built yet (run: make build)"

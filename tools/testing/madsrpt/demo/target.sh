@@ -41,16 +41,8 @@ targetcli ls 2>&1 | sed 's/^/    /'
 report "target: srpt ib.$gid, fileio LUN demo (256 MiB), ACL $acl"
 say "READY"
 
-# The initiator connects to port 7777 when it is finished.
-msg=$(timeout 900 python3 -c '
-import socket
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("", 7777))
-s.listen(1)
-c, _ = s.accept()
-print(c.recv(200).decode().strip())
-') || die "the initiator never reported back"
+# The initiator reports back when it is finished.
+msg=$(ms_await_report 900) || die "the initiator never reported back"
 say "initiator says: $msg"
 
 dmesg | grep 'ib_srpt: ' | tail -n 8 | sed 's/^/    dmesg: /'

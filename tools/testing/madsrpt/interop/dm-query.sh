@@ -60,17 +60,15 @@ tap_check "the target's DM agent answers" ms_wait 240 dm_up
 
 # check NAME SGID_INDEX DGID: one test point from a dm_query check run.
 check() {
-	local out rc p f
+	local out rc
 
 	out=$($dmq -d $dev -x "$2" -g "$3" check $guid "${hca_ids[@]}" 2>&1)
 	rc=$?
 	sed 's/^/    /' <<<"$out"
-	p=$(grep -c '^ok ' <<<"$out")
-	f=$(grep -c '^not ok' <<<"$out")
-	if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		tap_ok "DM over $1 GIDs, to $3 from GID index $2: $p checks"
+	if ms_tap_passed "$out" $rc; then
+		tap_ok "DM over $1 GIDs, to $3 from GID index $2: $ms_p checks"
 	else
-		tap_fail "DM over $1 GIDs, to $3 from GID index $2: $p ok, $f not ok, exit $rc"
+		tap_fail "DM over $1 GIDs, to $3 from GID index $2: $ms_p ok, $ms_f not ok, exit $rc"
 		ip neigh show dev eth0 | sed 's/^/# neigh: /'
 		dmesg | tail -n 5 | sed 's/^/# dmesg: /'
 	fi

@@ -62,16 +62,8 @@ srpt() {
 }
 tap_check "ib_srpt: service GUID 0x$guid, send size 8276, DM capability set" srpt
 
-# The querier connects to port 7777 when it is finished.
-msg=$(timeout 700 python3 -c '
-import socket
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("", 7777))
-s.listen(1)
-c, _ = s.accept()
-print(c.recv(200).decode().strip())
-')
+# The querier reports back when it is finished.
+msg=$(ms_await_report 700)
 if [ "$msg" = "done" ]; then
 	tap_ok "the querier reported back"
 else

@@ -49,12 +49,10 @@ out=$($fz -d $dev -x 0 -g $ll_gid -r $addr,$taddr -S "$seed" -n "$count" \
 rc=$?
 # The fuzzer's points as comments, its FUZZ line as it is.
 sed -e '/^FUZZ /b' -e 's/^/    /' <<<"$out"
-p=$(grep -c '^ok ' <<<"$out")
-f=$(grep -c '^not ok' <<<"$out")
-if [ $rc -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-	tap_ok "mad_fuzz: $p points passed (seed $seed)"
+if ms_tap_passed "$out" $rc; then
+	tap_ok "mad_fuzz: $ms_p points passed (seed $seed)"
 else
-	tap_fail "mad_fuzz: $p ok, $f not ok, exit $rc (seed $seed)"
+	tap_fail "mad_fuzz: $ms_p ok, $ms_f not ok, exit $rc (seed $seed)"
 	dmesg | tail -n 10 | sed 's/^/# dmesg: /'
 fi
 # Counters once what was in flight has arrived, and again after the

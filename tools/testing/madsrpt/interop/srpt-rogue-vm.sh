@@ -30,13 +30,7 @@ mapfile -t cases < <($prog list)
 
 tap_plan $((9 + ${#cases[@]}))
 tap_ok "build progs/srp_rogue.c (${#cases[@]} cases, $rounds round(s) each)"
-tap_check "rxe on veth0" ms_rxe_veth veth0 $addr/24
-modprobe ib_srpt
-modprobe target_core_file
-
-gid=$(ms_gid0 $dev)
-guid=$(ms_guid $dev)
-wwn=0x$gid
+ms_srpt_loopback $addr
 acl=0x0000000000000000${gid:16}
 rogue=0x00000000000000ff${gid:16}
 rogue_info=$cfs/srpt/$wwn/tpgt_1/acls/$rogue/info

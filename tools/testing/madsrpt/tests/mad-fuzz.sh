@@ -88,29 +88,6 @@ echo "TAP version 13"
 echo "1..9"
 echo "# seed $seed, $count MADs wanted; both VMs done in $secs s"
 echo "# reproduce: MS_FUZZ_SEED=$seed MS_FUZZ_COUNT=$count make check T=mad-fuzz"
-status=0
-n=0
-point() {
-	n=$((n + 1))
-	if [ "$1" = ok ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		status=1
-	fi
-}
-
-verdict() {
-	local p f
-	p=$(grep -c '^ok ' <<<"$1")
-	f=$(grep -c '^not ok' <<<"$1")
-	if [ "$2" -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		echo ok
-	else
-		echo "not ok"
-	fi
-}
-
 # kv LINE KEY: the value of KEY=value in LINE (empty if absent).
 kv() {
 	sed -n "s/.*[ ]$2=\([0-9]*\).*/\1/p" <<<" $1"
@@ -131,17 +108,17 @@ delta() {
 
 check() {
 	if eval "$1"; then
-		point ok "$2"
+		ms_point ok "$2"
 	else
-		point "not ok" "$2 [$1]"
+		ms_point "not ok" "$2 [$1]"
 	fi
 }
 
 sed -e '/^\(STATS\|SINK\)/b' -e 's/^/    /' <<<"$tgt" | sed 's/^\(STATS\|SINK\)/    &/'
-point "$(verdict "$tgt" $t_rc)" \
+ms_point "$(ms_verdict "$tgt" $t_rc)" \
 	"target VM: ib_srpt, sink, counters, clean unload, no splat (exit $t_rc)"
 sed 's/^/    /' <<<"$fzr"
-point "$(verdict "$fzr" $q_rc)" \
+ms_point "$(ms_verdict "$fzr" $q_rc)" \
 	"fuzzer VM: every point passed, no splat (exit $q_rc)"
 
 fz=$(grep '^FUZZ ' <<<"$fzr")
@@ -192,4 +169,4 @@ check "[ $t_dropped_security -eq 0 ] && [ $t_dropped_smi -eq 0 ] && [ $t_dropped
 	"no other drops; $delivered delivered >= $f_srpt to ib_srpt + $f_sink + $f_sink_rmpp to the sink + $f_cm to ib_cm + $f_probes probes"
 check "[ $f_sink -gt 0 ] && [ $s_total -ge $f_sink ] && [ $s_total -le $((f_sink + f_sink_rmpp + f_krmpp)) ]" \
 	"the sink got $s_total MADs: the $f_sink plain ones and at most $((f_sink_rmpp + f_krmpp)) RMPP ones"
-exit $status
+exit $ms_status

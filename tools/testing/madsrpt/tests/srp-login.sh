@@ -12,14 +12,8 @@
 addr=10.12.0.1
 
 tap_plan 9
-tap_check "rxe on veth0" ms_rxe_veth veth0 $addr/24
-modprobe ib_srpt
+ms_srpt_loopback $addr
 modprobe ib_srp
-modprobe target_core_file
-
-gid=$(ms_gid0 rxe-veth0)
-guid=$(ms_guid rxe-veth0)
-wwn=0x$gid
 # ib_srp sends initiator_ext (0 here) and its port's interface id.
 acl=0x0000000000000000${gid:16}
 lunfile=/tmp/srp-lun0.img

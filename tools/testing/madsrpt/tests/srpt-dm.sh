@@ -42,45 +42,20 @@ qry=$(tr -d '\r' <"$log-query.console.out")
 
 echo "TAP version 13"
 echo "1..4"
-status=0
-n=0
-point() {
-	n=$((n + 1))
-	if [ "$1" = ok ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		status=1
-	fi
-}
-
-# verdict OUTPUT RC: ok when the VM's script passed every point it printed
-# and the VM exited cleanly (status 0, no kernel splat).
-verdict() {
-	local p f
-	p=$(grep -c '^ok ' <<<"$1")
-	f=$(grep -c '^not ok' <<<"$1")
-	if [ "$2" -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		echo ok
-	else
-		echo "not ok"
-	fi
-}
-
 sed 's/^/    /' <<<"$tgt"
-point "$(verdict "$tgt" $t_rc)" \
+ms_point "$(ms_verdict "$tgt" $t_rc)" \
 	"target VM: ib_srpt's DM agent on rxe, torn down cleanly (exit $t_rc)"
 
 sed 's/^/    /' <<<"$qry"
 for kind in link-local IPv4-mapped; do
 	line=$(grep -E "^(not )?ok [0-9]+ - DM over $kind GIDs" <<<"$qry")
 	if [ -z "$line" ]; then
-		point "not ok" "DM over $kind GIDs: not run"
+		ms_point "not ok" "DM over $kind GIDs: not run"
 	else
-		point "$(sed -E 's/^(not ok|ok).*/\1/' <<<"$line")" \
+		ms_point "$(sed -E 's/^(not ok|ok).*/\1/' <<<"$line")" \
 			"${line#* - }"
 	fi
 done
-point "$(verdict "$qry" $q_rc)" \
+ms_point "$(ms_verdict "$qry" $q_rc)" \
 	"querier VM: every point passed, clean exit (exit $q_rc)"
-exit $status
+exit $ms_status

@@ -38,13 +38,7 @@ if ! out=$(cc -O2 -Wall -o "$prog" "$MS_HARNESS/progs/scatter_io.c" 2>&1); then
 	exit 1
 fi
 tap_ok "build progs/scatter_io.c"
-tap_check "rxe on veth0" ms_rxe_veth veth0 $addr/24
-modprobe ib_srpt
-modprobe target_core_file
-
-gid=$(ms_gid0 $dev)
-guid=$(ms_guid $dev)
-wwn=0x$gid
+ms_srpt_loopback $addr
 tpg=$cfs/srpt/$wwn/tpgt_1
 # Initiator port ids: initiator_ext (0 or 1) and the port's interface id.
 acl0=0x0000000000000000${gid:16}
@@ -59,37 +53,26 @@ setup_target() {
 tap_check "srpt target with a 128 MiB fileio LUN and two ACLs" setup_target
 modprobe ib_srp
 
-# The SRP remote port a login added, and its disk.
-ports() {
-	ls /sys/class/srp_remote_ports/ 2>/dev/null
-}
-
-port_disk() {
-	local h=${1#port-}
-	h=${h%%:*}
-	ls /sys/class/scsi_host/host$h/device/target$h:*/$h:*/block 2>/dev/null
-}
-
 # login OPTIONS: log in with extra add_target OPTIONS and wait for the new
 # remote port's disk; the port's name goes to /tmp/rport (tap_check runs
 # commands in a subshell), where logged_in picks it up.
 login() {
 	local before p rport=
-	before=$(ports)
+	before=$(ms_srp_rports)
 	rm -f /tmp/rport
 	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=32$1" \
 		>/sys/class/infiniband_srp/srp-$dev-1/add_target || return 1
-	for p in $(ports); do
+	for p in $(ms_srp_rports); do
 		grep -qx "$p" <<<"$before" || rport=$p
 	done
-	[ -n "$rport" ] && ms_wait 30 port_disk $rport &&
+	[ -n "$rport" ] && ms_wait 30 ms_srp_rport_disk $rport &&
 	echo $rport >/tmp/rport
 }
 
 # logged_in: set $rport and $disk from the last login.
 logged_in() {
 	rport=$(cat /tmp/rport 2>/dev/null)
-	disk=$(port_disk "$rport")
+	disk=$(ms_srp_rport_disk "$rport")
 }
 
 logins() {

@@ -28,13 +28,7 @@ addr=10.13.0.1
 dev=rxe-veth0
 
 tap_plan 36
-tap_check "rxe on veth0" ms_rxe_veth veth0 $addr/24
-modprobe ib_srpt
-modprobe target_core_file
-
-gid=$(ms_gid0 $dev)
-guid=$(ms_guid $dev)
-wwn=0x$gid
+ms_srpt_loopback $addr
 tpg=$cfs/srpt/$wwn/tpgt_1
 acl=0x0000000000000000${gid:16}
 lunfile=/tmp/srpt-paths.img
