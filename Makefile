@@ -25,47 +25,47 @@ help:
 	@echo "make deps             install the Debian packages we need"
 
 deps:
-	$(H)/deps.sh
+	$(H)/host/deps.sh
 
 build:
-	$(H)/build.sh ours
+	$(H)/host/build.sh ours
 
 build-upstream:
-	$(H)/build.sh upstream
+	$(H)/host/build.sh upstream
 
 build-debug:
-	$(H)/build.sh debug
+	$(H)/host/build.sh debug
 
 demo:
-	$(H)/demo.sh
+	$(H)/host/demo.sh
 
 check:
-	$(H)/check.sh $(T)
+	$(H)/host/check.sh $(T)
 
 check-upstream:
-	MS_KERNEL=upstream $(H)/check.sh $(T)
+	MS_KERNEL=upstream $(H)/host/check.sh $(T)
 
 check-debug:
-	MS_KERNEL=debug $(H)/check.sh $(T)
+	MS_KERNEL=debug $(H)/host/check.sh $(T)
 
 # The tests with a long form (MS_SOAK=1): 100,000+ fuzzed MADs, the rogue
 # SRP initiator at length and 50 cycles of each lifecycle step.
 SOAK_TESTS := mad-fuzz srpt-rogue srpt-lifecycle
 
 soak:
-	MS_SOAK=1 $(H)/check.sh $(if $(T),$(T),$(SOAK_TESTS))
+	MS_SOAK=1 $(H)/host/check.sh $(if $(T),$(T),$(SOAK_TESTS))
 
 lint:
-	$(H)/lint.sh
+	$(H)/lint/lint.sh
 
 compat:
-	$(H)/compat.sh
+	$(H)/host/compat.sh
 
 vm: build
-	$(H)/vm.sh -i
+	$(H)/host/vm.sh -i
 
 patches:
-	$(H)/patches.sh
+	$(H)/host/patches.sh
 
 install-tree:
-	$(H)/install-tree.sh $(KSRC)
+	$(H)/host/install-tree.sh $(KSRC)

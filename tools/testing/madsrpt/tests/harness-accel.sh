@@ -17,7 +17,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-. "$here/common.sh"
+. "$here/host/common.sh"
 
 ms_lock
 work=$MS_BUILD/harness-accel
@@ -61,7 +61,7 @@ vmrun() {
 	rc=0
 	env -u MS_ACCEL -u MS_NO_KVM MS_QEMU="$work/qemu" \
 		MS_KVM_DEV="$work/kvm" MS_ACCEL_CACHE="$work/cache" "$@" \
-		"$here/vm.sh" -t 120 -m 512 -c 1 -l "$work/console" \
+		"$here/host/vm.sh" -t 120 -m 512 -c 1 -l "$work/console" \
 		"$work/guest.sh" >"$work/out" 2>"$work/err" || rc=$?
 	accels=$(tr '\n' ' ' <"$work/accels")
 	accels=${accels% }

@@ -6,7 +6,7 @@
 # KUnit keeps in debugfs.
 # timeout: 600
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 kdir=/sys/kernel/debug/kunit
 mapfile -t mods < <(find "/lib/modules/$(uname -r)/" -name '*_kunit.ko*' |

@@ -5,9 +5,9 @@
 # and at ib_srpt's DM agent, while valid DM queries keep being answered.
 #
 # Runs on the host and boots two VMs of our kernel joined by a virtual
-# wire.  The first is the target (interop/fuzz-target.sh): rxe, ib_srpt
+# wire.  The first is the target (guest/roles/fuzz-target.sh): rxe, ib_srpt
 # and progs/mad_fuzz.c "sink" (a kernel-RMPP agent on vendor class 0x30
-# and a plain one on 0x09).  The second (interop/fuzz-query.sh) runs
+# and a plain one on 0x09).  The second (guest/roles/fuzz-query.sh) runs
 # progs/mad_fuzz.c "fuzz": COUNT MADs from a seeded PRNG at the target's
 # QP1 (versions, classes, methods, attributes and modifiers, status, RMPP
 # headers and bursts, directed-route hop fields, short and over-long
@@ -55,7 +55,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-. "$here/common.sh"
+. "$here/host/common.sh"
 
 ms_lock
 log=$MS_BUILD/logs/mad-fuzz
@@ -69,13 +69,13 @@ seed=${MS_FUZZ_SEED:-$(date +%s)}
 every=${MS_FUZZ_EVERY:-200}
 
 t0=$(date +%s)
-"$here/vm.sh" -k "$MS_OURS" -t $tmo -n "listen:$port" -l "$log-target.console" \
-	"$here/interop/fuzz-target.sh" $((tmo - 60)) >/dev/null &
+"$here/host/vm.sh" -k "$MS_OURS" -t $tmo -n "listen:$port" -l "$log-target.console" \
+	"$here/guest/roles/fuzz-target.sh" $((tmo - 60)) >/dev/null &
 tgt_pid=$!
 sleep 5
 q_rc=0
-"$here/vm.sh" -k "$MS_OURS" -t $((tmo - 20)) -n "connect:$port" \
-	-l "$log-fuzzer.console" "$here/interop/fuzz-query.sh" "$seed" "$count" "$every" \
+"$here/host/vm.sh" -k "$MS_OURS" -t $((tmo - 20)) -n "connect:$port" \
+	-l "$log-fuzzer.console" "$here/guest/roles/fuzz-query.sh" "$seed" "$count" "$every" \
 	>/dev/null || q_rc=$?
 t_rc=0
 wait "$tgt_pid" || t_rc=$?

@@ -8,7 +8,7 @@
 # The per-port MAD counters in debugfs must show traffic and no drops.
 # timeout: 900
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 addr=10.13.0.1
 dev=rxe-veth0

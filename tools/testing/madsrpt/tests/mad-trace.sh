@@ -10,7 +10,7 @@
 # OPA), a send queue that overflows and a send that fails.
 # timeout: 300
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 prog=/tmp/umad_getresp
 dev=rxe-veth0

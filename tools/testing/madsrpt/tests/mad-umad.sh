@@ -11,7 +11,7 @@
 # tested: rdma_rxe's own references make it certain.)
 # timeout: 600
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 prog=/tmp/umad_getresp
 dev=rxe-veth0

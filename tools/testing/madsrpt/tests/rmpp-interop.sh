@@ -5,7 +5,7 @@
 #
 # Runs on the host: builds the pristine kernel next to ours, then boots two
 # VMs joined by a virtual wire (vm.sh -n).  One serves RMPP requests, the
-# other sends them (interop/rmpp-serve.sh, interop/rmpp-client.sh,
+# other sends them (guest/roles/rmpp-serve.sh, guest/roles/rmpp-client.sh,
 # progs/rmpp_umad.c: vendor class 0x30 and DevMgt, 1 B to 1 MiB, requests
 # and RMPP responses, every byte compared): once with upstream serving our
 # client, once with ours serving upstream's.  Each side's kernel does the
@@ -28,10 +28,10 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-. "$here/common.sh"
+. "$here/host/common.sh"
 
 ms_lock
-"$here/build.sh" upstream >"$MS_BUILD/logs/build-upstream.log" 2>&1 || {
+"$here/host/build.sh" upstream >"$MS_BUILD/logs/build-upstream.log" 2>&1 || {
 	echo "1..1"
 	echo "not ok 1 - build the pristine 6.12 kernel (see build/logs/build-upstream.log)"
 	exit 1

@@ -8,7 +8,7 @@
 # itself over rxe, comparing every byte; its TAP lines come from the log.
 # timeout: 1200
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 if ! ms_rxe_veth veth0 10.11.0.1/24; then
 	tap_plan 1

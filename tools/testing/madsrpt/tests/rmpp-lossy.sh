@@ -5,7 +5,7 @@
 #
 # Runs on the host and boots two VMs of our kernel joined by a virtual
 # wire, each dropping 2% of the frames it sends (netem): the rmpp-interop
-# exchanges (interop/rmpp-serve.sh, interop/rmpp-client.sh) of 1 B to
+# exchanges (guest/roles/rmpp-serve.sh, guest/roles/rmpp-client.sh) of 1 B to
 # 64 KiB on the vendor class and on DevMgt, requests and RMPP responses,
 # every byte compared.  Lost DATA segments make the sender time out and
 # repeat its window from the last ACK, lost ACKs make the receiver
@@ -21,7 +21,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-. "$here/common.sh"
+. "$here/host/common.sh"
 
 ms_lock
 echo "TAP version 13"

@@ -9,7 +9,7 @@
 # both directions.
 # timeout: 1200
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 prog=/tmp/rmpp_umad
 ms_build_prog rmpp_umad || ms_bail "build progs/rmpp_umad.c"

@@ -5,7 +5,7 @@
 # the umad device node appears, and ib_core is the module our build made.
 # timeout: 300
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 tap_plan 6
 tap_check "kernel $(uname -r) booted with modules from the build" \

@@ -7,7 +7,7 @@
 # disk and read it back identical, then log out and take it all down.
 # timeout: 600
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 addr=10.12.0.1
 

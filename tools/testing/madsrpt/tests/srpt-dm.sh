@@ -6,8 +6,8 @@
 #
 # Runs on the host and boots two VMs of our kernel joined by a virtual
 # wire (vm.sh -n).  The first is the target: rxe on eth0 (10.15.0.1) and
-# ib_srpt (interop/dm-target.sh).  The second queries it over umad
-# (interop/dm-query.sh, progs/dm_query.c "check"): Get() ClassPortInfo,
+# ib_srpt (guest/roles/dm-target.sh).  The second queries it over umad
+# (guest/roles/dm-query.sh, progs/dm_query.c "check"): Get() ClassPortInfo,
 # IOUnitInfo, IOControllerProfile and ServiceEntries for valid and invalid
 # slots and ranges, Set() of each attribute and Get() of attributes ib_srpt
 # does not have.  Every answer must be a GetResp() from the target's QP1
@@ -21,19 +21,19 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-. "$here/common.sh"
+. "$here/host/common.sh"
 
 ms_lock
 log=$MS_BUILD/logs/srpt-dm
 port=15531
 
-"$here/vm.sh" -k "$MS_OURS" -t 840 -n "listen:$port" -l "$log-target.console" \
-	"$here/interop/dm-target.sh" >/dev/null &
+"$here/host/vm.sh" -k "$MS_OURS" -t 840 -n "listen:$port" -l "$log-target.console" \
+	"$here/guest/roles/dm-target.sh" >/dev/null &
 tgt_pid=$!
 sleep 5
 q_rc=0
-"$here/vm.sh" -k "$MS_OURS" -t 780 -n "connect:$port" -l "$log-query.console" \
-	"$here/interop/dm-query.sh" >/dev/null || q_rc=$?
+"$here/host/vm.sh" -k "$MS_OURS" -t 780 -n "connect:$port" -l "$log-query.console" \
+	"$here/guest/roles/dm-query.sh" >/dev/null || q_rc=$?
 t_rc=0
 wait "$tgt_pid" || t_rc=$?
 

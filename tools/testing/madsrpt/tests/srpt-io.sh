@@ -22,7 +22,7 @@
 #   - ib_srpt unload and reload: data written before is read back intact
 # timeout: 1200
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 cfs=/sys/kernel/config/target
 addr=10.15.0.1

@@ -17,7 +17,7 @@
 # overrides both.  MS_LIFECYCLE_KINDS="module link ..." runs only those
 # kinds (a 50-cycle soak of all five takes about three hours under TCG;
 # one kind at a time fits a working session).  One VM
-# (interop/srpt-lifecycle.sh) does all of it.
+# (guest/roles/srpt-lifecycle.sh) does all of it.
 # runs-on: host
 # timeout: 1200
 # soak-timeout: 13200
@@ -25,7 +25,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-. "$here/common.sh"
+. "$here/host/common.sh"
 
 if [ -n "${MS_CYCLES:-}" ]; then
 	cycles=$MS_CYCLES
@@ -46,8 +46,8 @@ t0=$(date +%s)
 rc=0
 # Up to 50 s a cycle under TCG, and the boot; within the timeouts above,
 # so that a hung VM still gets its points printed.
-"$here/vm.sh" -k "$MS_OURS" -t $((300 + nkinds * cycles * 50)) \
-	-l "$log.console" "$here/interop/srpt-lifecycle.sh" "$cycles" "$kinds" \
+"$here/host/vm.sh" -k "$MS_OURS" -t $((300 + nkinds * cycles * 50)) \
+	-l "$log.console" "$here/guest/roles/srpt-lifecycle.sh" "$cycles" "$kinds" \
 	>/dev/null || rc=$?
 out=$(tr -d '\r' <"$log.console.out")
 

@@ -21,7 +21,7 @@
 #   - "rdma link del" with a logged-in initiator tears down without a hang
 # timeout: 900
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 cfs=/sys/kernel/config/target
 addr=10.13.0.1

@@ -28,15 +28,15 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-. "$here/common.sh"
+. "$here/host/common.sh"
 
 rounds=1
 [ -n "${MS_SOAK:-}" ] && rounds=${MS_ROGUE_ROUNDS:-20}
 ms_lock
 log=$MS_BUILD/logs/srpt-rogue-vm.console
 rc=0
-"$here/vm.sh" -k "$MS_OURS" -t $((rounds == 1 ? 400 : 3500)) -l "$log" \
-	"$here/interop/srpt-rogue-vm.sh" "$rounds" >/dev/null || rc=$?
+"$here/host/vm.sh" -k "$MS_OURS" -t $((rounds == 1 ? 400 : 3500)) -l "$log" \
+	"$here/guest/roles/srpt-rogue-vm.sh" "$rounds" >/dev/null || rc=$?
 # The VM's TAP is this test's; vm.sh adds a failing point for a timeout
 # or a kernel splat.
 tr -d '\r' <"$log.out"

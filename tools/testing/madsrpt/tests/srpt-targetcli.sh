@@ -14,7 +14,7 @@
 # `targetcli sessions` and `sessions detail` show the SRP session.
 # timeout: 600
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 cfs=/sys/kernel/config/target
 addr=10.14.0.1

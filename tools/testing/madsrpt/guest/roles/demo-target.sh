@@ -5,7 +5,7 @@
 # ib_srpt configured with targetcli-fb, then wait until the initiator says
 # it is done and report what the target saw.
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 say() { echo "[target] $*"; }
 report() { echo "REPORT $*"; }

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Helpers for test scripts running inside the VM: TAP output and soft-RoCE
-# setup.  Source it: . "$MS_HARNESS/guest-lib.sh"
+# setup.  Source it: . "$MS_HARNESS/guest/guest-lib.sh"
 
 MS_TAP_N=0
 MS_TAP_FAILED=0

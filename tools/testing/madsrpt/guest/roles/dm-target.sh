@@ -9,7 +9,7 @@
 # IsDeviceManagementSupported), waits until the querier says it is done,
 # then unloads ib_srpt and checks that the capability went with it.
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 addr=10.15.0.1
 dev=rxe-eth0

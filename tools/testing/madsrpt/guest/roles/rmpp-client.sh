@@ -13,7 +13,7 @@
 # Arguments (both optional): LOSS, the percentage of the frames this VM
 # sends that netem drops (0: none), and MAX, the largest transfer.
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 loss=${1:-0} max=${2:-0}
 set -e

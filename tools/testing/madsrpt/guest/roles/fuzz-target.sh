@@ -11,7 +11,7 @@
 # reports what reached it, ib_srpt and rxe are unloaded, and guest.sh scans
 # for leaks where the kernel has kmemleak.
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 addr=10.17.0.1
 dev=rxe-eth0

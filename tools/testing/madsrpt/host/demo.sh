@@ -20,7 +20,7 @@ ms_verify_overlay
 
 ms_stage_start "build the DM query tool (build/progs/dm_query)"
 mkdir -p "$MS_BUILD/progs"
-gcc -O2 -Wall -Wextra -o "$MS_BUILD/progs/dm_query" "$here/progs/dm_query.c" \
+gcc -O2 -Wall -Wextra -o "$MS_BUILD/progs/dm_query" "$MS_HARNESS/progs/dm_query.c" \
 	-libumad || ms_die "building dm_query"
 ms_stage_end
 
@@ -36,11 +36,11 @@ ms_stage_end
 port=$((20000 + RANDOM % 20000))
 ms_stage_start "boot the target and initiator VMs (wire: 127.0.0.1:$port)"
 "$here/vm.sh" -t 1200 -n "listen:$port" -l "$logs/demo-target.console" \
-	"$here/demo/target.sh" >/dev/null 2>"$logs/demo-target.err" &
+	"$MS_HARNESS/guest/roles/demo-target.sh" >/dev/null 2>"$logs/demo-target.err" &
 tpid=$!
 sleep 1
 "$here/vm.sh" -t 1200 -n "connect:$port" -l "$logs/demo-initiator.console" \
-	"$here/demo/initiator.sh" >/dev/null 2>"$logs/demo-initiator.err" &
+	"$MS_HARNESS/guest/roles/demo-initiator.sh" >/dev/null 2>"$logs/demo-initiator.err" &
 ipid=$!
 
 # follow FILE PID [MARKER]: print FILE's lines as they come until MARKER

@@ -10,7 +10,7 @@
 #
 # MS_KERNEL=upstream runs the same tests against the pristine build,
 # MS_KERNEL=debug against our tree built with the detectors of
-# config-debug (tests that boot their own VMs then boot that build too).
+# config/debug (tests that boot their own VMs then boot that build too).
 #
 # MS_SOAK=1 (make soak) asks the tests that have a long form to run it
 # (more MADs, more cycles); such a test names its longer limit in a
@@ -35,8 +35,8 @@ fi
 if [ $# -gt 0 ]; then
 	tests=()
 	for t in "$@"; do
-		[ -f "$here/tests/$t.sh" ] || ms_die "no test named '$t' (see tests/)"
-		tests+=("$here/tests/$t.sh")
+		[ -f "$MS_HARNESS/tests/$t.sh" ] || ms_die "no test named '$t' (see tests/)"
+		tests+=("$MS_HARNESS/tests/$t.sh")
 	done
 else
 	tests=("$here"/tests/*.sh)

@@ -10,7 +10,7 @@
 #
 # Arguments: SEED COUNT [EVERY]
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 seed=$1 count=$2 every=${3:-200}
 addr=10.17.0.2

@@ -12,10 +12,10 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/common.sh"
+. "$here/../host/common.sh"
 
 ms_lock
-"$here/build.sh" ours >/dev/null
+"$MS_HARNESS/host/build.sh" ours >/dev/null
 src=$MS_BUILD/linux
 obj=$MS_BUILD/lint
 cd "$MS_TOP"
@@ -48,7 +48,7 @@ kdoc_seed() {
 	local seed=$1 out
 	shift
 	[ -e "$1" ] || return 0
-	out=$("$here/kdoc-pages.sh" -k "$src" "$here/seeds/$seed" "$@" 2>&1 |
+	out=$("$here/kdoc-pages.sh" -k "$src" "$MS_HARNESS/seeds/$seed" "$@" 2>&1 |
 	      grep '^not ok' || true)
 	report "kernel-doc -man pages named by $seed" "$out"
 }

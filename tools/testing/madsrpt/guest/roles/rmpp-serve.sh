@@ -11,7 +11,7 @@
 # sends that netem drops (0: none), and MAX, the largest transfer; the
 # client must be given the same MAX.
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 loss=${1:-0} max=${2:-0}
 set -e

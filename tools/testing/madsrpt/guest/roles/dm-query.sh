@@ -8,7 +8,7 @@
 # answer's header and every field against what ib_srpt must send.  Then it
 # tells the target it is done (TCP port 7777).
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 addr=10.15.0.2
 taddr=10.15.0.1

@@ -29,4 +29,4 @@ rm -rf "$root/usr/lib/modules/$ms_krel"
 mkdir -p "$root/usr/lib/modules"
 ln -s "$ms_mods/lib/modules/$ms_krel" "$root/usr/lib/modules/$ms_krel"
 
-exec chroot "$root" /bin/bash "$ms_harness/guest.sh"
+exec chroot "$root" /bin/bash "$ms_harness/guest/guest.sh"

@@ -31,7 +31,7 @@
 # target_core_mod's reference count is back to what it was before ib_srpt
 # first loaded.
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 cycles=${1:-3}
 kinds=${2:-module link enable acl lun}

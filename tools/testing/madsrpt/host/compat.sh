@@ -21,12 +21,12 @@ dirs=(drivers/infiniband net/rds net/sunrpc/xprtrdma drivers/nvme/target
 compat_build() {
 	local src=$1 obj=$2 frag=$3
 	mkdir -p "$obj"
-	if [ ! -f "$obj/.config" ] || [ "$here/config-compat" -nt "$obj/.config" ]; then
+	if [ ! -f "$obj/.config" ] || [ "$MS_HARNESS/config/compat" -nt "$obj/.config" ]; then
 		make -s -C "$src" O="$obj" tinyconfig >/dev/null
 		(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" \
-			.config "$here/config" "$frag" "$here/config-compat" >/dev/null)
+			.config "$MS_HARNESS/config/base" "$frag" "$MS_HARNESS/config/compat" >/dev/null)
 		make -s -C "$src" O="$obj" olddefconfig >/dev/null
-		ms_verify_config "$obj/.config" "$here/config-compat"
+		ms_verify_config "$obj/.config" "$MS_HARNESS/config/compat"
 	fi
 	make -s -C "$src" O="$obj" -j"$MS_JOBS" prepare >/dev/null
 	# Rebuild the users from clean objects so every warning shows again;
@@ -43,7 +43,7 @@ compat_build() {
 }
 
 ms_stage_start "compat: MAD API users against our tree"
-ours=$(compat_build "$MS_BUILD/linux" "$MS_BUILD/compat-ours" "$here/config-ours")
+ours=$(compat_build "$MS_BUILD/linux" "$MS_BUILD/compat-ours" "$MS_HARNESS/config/ours")
 ms_stage_end
 errors=$(grep -E 'error:|ERROR:' <<<"$ours" || true)
 built=$(find "$MS_BUILD/compat-ours" -name '*.ko' | wc -l)
@@ -53,7 +53,7 @@ if grep -q 'warning:' <<<"$ours"; then
 		"$here/build.sh" upstream >/dev/null
 	ms_stage_start "compat: the same against pristine 6.12"
 	up=$(compat_build "$MS_BUILD/linux-upstream" "$MS_BUILD/compat-upstream" \
-		"$here/config-upstream")
+		"$MS_HARNESS/config/upstream")
 	ms_stage_end
 	new=$(comm -23 <(grep -E 'warning:' <<<"$ours" | sort -u) \
 		       <(grep -E 'warning:' <<<"$up" | sort -u || true))

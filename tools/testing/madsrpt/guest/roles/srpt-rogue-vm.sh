@@ -10,7 +10,7 @@
 # the rogue must hold no channel, and ib_srp and ib_srpt must go away
 # cleanly.
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 rounds=${1:-1}
 cfs=/sys/kernel/config/target

@@ -5,7 +5,7 @@
 # profile with MADs (as srp_daemon does), log in with ib_srp over RDMA/CM,
 # run fio with verification on the new disk, log out, tell the target.
 
-. "$MS_HARNESS/guest-lib.sh"
+. "$MS_HARNESS/guest/guest-lib.sh"
 
 say() { echo "[initiator] $*"; }
 report() { echo "REPORT $*"; }

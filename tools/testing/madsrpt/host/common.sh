@@ -3,7 +3,7 @@
 # Shared by the host-side scripts of the harness: paths, the machine-wide
 # lock, stage timing, the overlay of our files and the glue lines.
 
-MS_HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MS_HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MS_TOP=$(cd "$MS_HARNESS/../../.." && pwd)
 MS_BUILD=${MS_BUILD:-$MS_TOP/build}
 # How much longer a run on the debug kernel (KASAN, lockdep...) may take.
@@ -300,8 +300,8 @@ ms_verdict() {
 
 # ms_rmpp_pair N SRV CLI PORT [ARGS...]: TAP point N, one RMPP run between
 # two VMs joined by a wire on PORT: a VM of kernel SRV (ours or upstream)
-# serves (interop/rmpp-serve.sh ARGS), a VM of kernel CLI sends the
-# requests (interop/rmpp-client.sh ARGS).  The client's TAP becomes the
+# serves (guest/roles/rmpp-serve.sh ARGS), a VM of kernel CLI sends the
+# requests (guest/roles/rmpp-client.sh ARGS).  The client's TAP becomes the
 # point's subtest.  Returns 1 when the point failed.
 ms_rmpp_pair() {
 	local n=$1 srv=$2 cli=$3 port=$4 name log srv_pid out p f
@@ -310,13 +310,13 @@ ms_rmpp_pair() {
 	shift 4
 	name="$srv serves $cli${*:+ ($*)}"
 	log=$MS_BUILD/logs/rmpp-$srv-serves-$cli-$port
-	"$MS_HARNESS/vm.sh" -k "$srv" -t 1500 -n "listen:$port" \
-		-l "$log-srv.console" "$MS_HARNESS/interop/rmpp-serve.sh" "$@" \
+	"$MS_HARNESS/host/vm.sh" -k "$srv" -t 1500 -n "listen:$port" \
+		-l "$log-srv.console" "$MS_HARNESS/guest/roles/rmpp-serve.sh" "$@" \
 		>/dev/null &
 	srv_pid=$!
 	sleep 5
-	"$MS_HARNESS/vm.sh" -k "$cli" -t 1400 -n "connect:$port" \
-		-l "$log-cli.console" "$MS_HARNESS/interop/rmpp-client.sh" "$@" \
+	"$MS_HARNESS/host/vm.sh" -k "$cli" -t 1400 -n "connect:$port" \
+		-l "$log-cli.console" "$MS_HARNESS/guest/roles/rmpp-client.sh" "$@" \
 		>/dev/null || rc=$?
 	wait "$srv_pid" || srv_rc=$?
 	out=$(tr -d '\r' <"$log-cli.console.out")

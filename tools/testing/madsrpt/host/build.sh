@@ -8,7 +8,7 @@
 #             into build/ours
 #   upstream  the same kernel from a pristine tree (build/linux-upstream)
 #             into build/upstream, for side-by-side comparisons
-#   debug     our tree (build/linux) with the detectors of config-debug
+#   debug     our tree (build/linux) with the detectors of config/debug
 #             (KASAN, UBSAN, kmemleak, debug objects...) into build/debug
 #
 # Both are incremental: the tree is extracted once, symlinks make our edits
@@ -68,11 +68,11 @@ fi
 ms_stage_end
 
 mkdir -p "$obj"
-frags=("$here/config")
+frags=("$MS_HARNESS/config/base")
 case "$variant" in
-ours) frags+=("$here/config-ours") ;;
-upstream) frags+=("$here/config-upstream") ;;
-debug) frags+=("$here/config-ours" "$here/config-debug") ;;
+ours) frags+=("$MS_HARNESS/config/ours") ;;
+upstream) frags+=("$MS_HARNESS/config/upstream") ;;
+debug) frags+=("$MS_HARNESS/config/ours" "$MS_HARNESS/config/debug") ;;
 esac
 stale=
 for f in "${frags[@]}"; do
