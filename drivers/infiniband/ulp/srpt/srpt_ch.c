@@ -39,28 +39,21 @@
 static_assert(offsetof(struct srpt_recv_ioctx, ioctx) == 0);
 static_assert(offsetof(struct srpt_send_ioctx, ioctx) == 0);
 
-/* Free the first @n contexts of @ring and the ring itself. */
-static void srpt_ring_free(struct srpt_device *sdev, struct srpt_ioctx **ring,
-			   u32 n, struct kmem_cache *cache,
-			   enum dma_data_direction dir)
-{
-	size_t len;
-
-	if (!ring)
-		return;
-	len = kmem_cache_size(cache);
-	while (n--) {
-		ib_dma_unmap_single(sdev->device, ring[n]->dma, len, dir);
-		kmem_cache_free(cache, ring[n]->buf);
-		kfree(ring[n]);
-	}
-	kvfree(ring);
-}
-
-/* One zeroed context of @size bytes whose buffer is mapped, or NULL. */
-static struct srpt_ioctx *srpt_ring_ctx(struct srpt_device *sdev, size_t size,
-					struct kmem_cache *cache,
-					enum dma_data_direction dir)
+/**
+ * srpt_alloc_ioctx - allocate one context of a ring and map its buffer
+ * @sdev: device the buffer is used with.
+ * @size: size of the context, a structure that starts with struct
+ *	srpt_ioctx.
+ * @cache: slab the buffer comes from; its whole object is mapped.
+ * @dir: DMA direction.
+ *
+ * Context: process context; may sleep.
+ * Return: the context, zeroed but for @buf and @dma, or NULL.
+ */
+static struct srpt_ioctx *srpt_alloc_ioctx(struct srpt_device *sdev,
+					   size_t size,
+					   struct kmem_cache *cache,
+					   enum dma_data_direction dir)
 {
 	struct srpt_ioctx *ctx = kzalloc(size, GFP_KERNEL);
 	void *buf = ctx ? kmem_cache_alloc(cache, GFP_KERNEL) : NULL;
@@ -77,21 +70,74 @@ static struct srpt_ioctx *srpt_ring_ctx(struct srpt_device *sdev, size_t size,
 	return NULL;
 }
 
-/*
- * @n contexts of @size bytes, each knowing its place in the ring and where
- * in its buffer the message starts (@offset); all or nothing.
+/**
+ * srpt_free_ioctx - undo srpt_alloc_ioctx()
+ * @sdev: device the buffer was mapped for.
+ * @ctx: the context.
+ * @cache: slab of the buffer.
+ * @dir: DMA direction it was mapped with.
+ *
+ * Context: process context.
  */
-static struct srpt_ioctx **srpt_ring_alloc(struct srpt_device *sdev, u32 n,
-					   size_t size, struct kmem_cache *cache,
-					   u32 offset, enum dma_data_direction dir)
+static void srpt_free_ioctx(struct srpt_device *sdev, struct srpt_ioctx *ctx,
+			    struct kmem_cache *cache,
+			    enum dma_data_direction dir)
+{
+	ib_dma_unmap_single(sdev->device, ctx->dma, kmem_cache_size(cache),
+			    dir);
+	kmem_cache_free(cache, ctx->buf);
+	kfree(ctx);
+}
+
+/**
+ * srpt_free_ioctx_ring - free the first contexts of a ring, and the ring
+ * @sdev: device the buffers were mapped for.
+ * @ring: the ring; NULL is ignored.
+ * @n: how many contexts to free, from the first.
+ * @cache: slab of the buffers.
+ * @dir: DMA direction they were mapped with.
+ *
+ * Context: process context.
+ */
+static void srpt_free_ioctx_ring(struct srpt_device *sdev,
+				 struct srpt_ioctx **ring, u32 n,
+				 struct kmem_cache *cache,
+				 enum dma_data_direction dir)
+{
+	if (!ring)
+		return;
+	while (n--)
+		srpt_free_ioctx(sdev, ring[n], cache, dir);
+	kvfree(ring);
+}
+
+/**
+ * srpt_alloc_ioctx_ring - allocate a ring of contexts with mapped buffers
+ * @sdev: device the buffers are used with.
+ * @n: number of contexts.
+ * @size: size of each context (see srpt_alloc_ioctx()).
+ * @cache: slab of the buffers.
+ * @offset: where in its buffer a message starts.
+ * @dir: DMA direction.
+ *
+ * All or nothing: on failure what was allocated is freed again.
+ *
+ * Context: process context; may sleep.
+ * Return: the ring, each context knowing its index, or NULL.
+ */
+static struct srpt_ioctx **srpt_alloc_ioctx_ring(struct srpt_device *sdev,
+						 u32 n, size_t size,
+						 struct kmem_cache *cache,
+						 u32 offset,
+						 enum dma_data_direction dir)
 {
 	struct srpt_ioctx **ring = kvcalloc(n, sizeof(*ring), GFP_KERNEL);
 	u32 i;
 
 	for (i = 0; ring && i < n; i++) {
-		ring[i] = srpt_ring_ctx(sdev, size, cache, dir);
+		ring[i] = srpt_alloc_ioctx(sdev, size, cache, dir);
 		if (!ring[i]) {
-			srpt_ring_free(sdev, ring, i, cache, dir);
+			srpt_free_ioctx_ring(sdev, ring, i, cache, dir);
 			return NULL;
 		}
 		ring[i]->index = i;
@@ -119,8 +165,8 @@ struct srpt_recv_ioctx **srpt_recv_ring_alloc(struct srpt_device *sdev, u32 n,
 	u32 i;
 
 	ring = (struct srpt_recv_ioctx **)
-		srpt_ring_alloc(sdev, n, sizeof(**ring), cache, offset,
-				DMA_FROM_DEVICE);
+		srpt_alloc_ioctx_ring(sdev, n, sizeof(**ring), cache, offset,
+				      DMA_FROM_DEVICE);
 	for (i = 0; ring && i < n; i++)
 		INIT_LIST_HEAD(&ring[i]->wait_list);
 	return ring;
@@ -138,8 +184,8 @@ struct srpt_recv_ioctx **srpt_recv_ring_alloc(struct srpt_device *sdev, u32 n,
 void srpt_recv_ring_free(struct srpt_device *sdev, struct srpt_recv_ioctx **ring,
 			 u32 n, struct kmem_cache *cache)
 {
-	srpt_ring_free(sdev, (struct srpt_ioctx **)ring, n, cache,
-		       DMA_FROM_DEVICE);
+	srpt_free_ioctx_ring(sdev, (struct srpt_ioctx **)ring, n, cache,
+			     DMA_FROM_DEVICE);
 }
 
 /**
@@ -156,8 +202,9 @@ int srpt_send_ring_alloc(struct srpt_rdma_ch *ch)
 	u32 i;
 
 	ring = (struct srpt_send_ioctx **)
-		srpt_ring_alloc(ch->sport->sdev, ch->rq_size, sizeof(**ring),
-				ch->rsp_buf_cache, 0, DMA_TO_DEVICE);
+		srpt_alloc_ioctx_ring(ch->sport->sdev, ch->rq_size,
+				      sizeof(**ring), ch->rsp_buf_cache, 0,
+				      DMA_TO_DEVICE);
 	if (!ring)
 		return -ENOMEM;
 	for (i = 0; i < ch->rq_size; i++)
@@ -181,8 +228,8 @@ void srpt_ch_free_rings(struct srpt_rdma_ch *ch)
 	ch->ioctx_recv_ring = NULL;
 	srpt_cache_put(ch->req_buf_cache);
 	ch->req_buf_cache = NULL;
-	srpt_ring_free(sdev, (struct srpt_ioctx **)ch->ioctx_ring, ch->rq_size,
-		       ch->rsp_buf_cache, DMA_TO_DEVICE);
+	srpt_free_ioctx_ring(sdev, (struct srpt_ioctx **)ch->ioctx_ring,
+			     ch->rq_size, ch->rsp_buf_cache, DMA_TO_DEVICE);
 	ch->ioctx_ring = NULL;
 	srpt_cache_put(ch->rsp_buf_cache);
 	ch->rsp_buf_cache = NULL;

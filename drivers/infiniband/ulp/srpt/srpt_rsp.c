@@ -21,6 +21,24 @@
 #include "srpt_priv.h"
 
 /**
+ * srpt_abort_cmd - fail a write command whose data could not be fetched
+ * @ioctx: the command, just moved to SRPT_STATE_DATA_IN.
+ * @status: how the RDMA READ of its data completed.
+ *
+ * LIO answers the command with ABORTED COMMAND sense and releases it.
+ *
+ * Context: CQ context.
+ */
+static void srpt_abort_cmd(struct srpt_send_ioctx *ioctx,
+			   enum ib_wc_status status)
+{
+	pr_debug("%s: fetching write data failed: %s\n", ioctx->ch->sess_name,
+		 ib_wc_status_msg(status));
+	transport_generic_request_failure(&ioctx->cmd,
+					  TCM_CHECK_CONDITION_ABORT_CMD);
+}
+
+/**
  * srpt_rdma_read_done - the data of a write command arrived, or not
  * @cq: completion queue.
  * @wc: the completion of the last READ of the command's chain.
@@ -45,14 +63,10 @@ static void srpt_rdma_read_done(struct ib_cq *cq, struct ib_wc *wc)
 			  ch->sess_name, ioctx->state);
 		return;
 	}
-	if (likely(wc->status == IB_WC_SUCCESS)) {
+	if (likely(wc->status == IB_WC_SUCCESS))
 		target_execute_cmd(&ioctx->cmd);
-		return;
-	}
-	pr_debug("%s: fetching write data failed: %s\n", ch->sess_name,
-		 ib_wc_status_msg(wc->status));
-	transport_generic_request_failure(&ioctx->cmd,
-					  TCM_CHECK_CONDITION_ABORT_CMD);
+	else
+		srpt_abort_cmd(ioctx, wc->status);
 }
 
 static u32 srpt_take_credits(struct srpt_rdma_ch *ch)
