@@ -47,7 +47,7 @@ rc=0
 # Up to 50 s a cycle under TCG, and the boot; within the timeouts above,
 # so that a hung VM still gets its points printed.
 "$here/host/vm.sh" -k "$MS_OURS" -t $((300 + nkinds * cycles * 50)) \
-	-l "$log.console" "$here/guest/roles/srpt-lifecycle.sh" "$cycles" "$kinds" \
+	-l "$log.console" "$here/guest/roles/srpt-lifecycle.sh" "$cycles" "${kinds// /+}" \
 	>/dev/null || rc=$?
 out=$(tr -d '\r' <"$log.console.out")
 

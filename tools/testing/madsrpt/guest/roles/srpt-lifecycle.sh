@@ -3,8 +3,9 @@
 #
 # Guest half of tests/srpt-lifecycle.sh: ib_srpt taken apart and put back
 # together while fio keeps I/O in flight.  Arguments: N, the cycles of each
-# kind (3 under make check, 50 under make soak), and the kinds to run (all
-# five by default).
+# kind (3 under make check, 50 under make soak), and the kinds to run,
+# joined by "+" (all five by default; vm.sh carries arguments on the
+# kernel command line, where spaces and commas separate).
 #
 # One VM: rxe on a veth pair, ib_srpt with one fileio LUN on tmpfs and one
 # ACL, ib_srp logged in over RDMA/CM by loopback.  Rounds 1..N each run one
@@ -34,7 +35,8 @@
 . "$MS_HARNESS/guest/guest-lib.sh"
 
 cycles=${1:-3}
-kinds=${2:-module link enable acl lun}
+kinds=${2:-module+link+enable+acl+lun}
+kinds=${kinds//+/ }
 cfs=/sys/kernel/config/target
 addr=10.16.0.1
 port=5559
