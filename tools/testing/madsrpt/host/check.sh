@@ -39,7 +39,7 @@ if [ $# -gt 0 ]; then
 		tests+=("$MS_HARNESS/tests/$t.sh")
 	done
 else
-	tests=("$here"/tests/*.sh)
+	tests=("$MS_HARNESS"/tests/*.sh)
 fi
 
 mkdir -p "$MS_BUILD/logs"
