@@ -57,7 +57,7 @@ struct dm_ctx {
 struct dm_answer {
 	unsigned int status;
 	uint32_t sent_tid;		/* low half; ib_umad sets the high one */
-	struct mad_hdr hdr;		/* as received, big endian */
+	struct umad_hdr hdr;		/* as received, big endian */
 	struct ib_mad_addr from;	/* source of the answer */
 	uint8_t data[MAD_SIZE - DM_DATA_OFFSET];
 };
@@ -68,7 +68,7 @@ static int dm_transact(struct dm_ctx *ctx, uint8_t method, uint16_t attr,
 {
 	size_t size = umad_size() + MAD_SIZE;
 	void *umad = calloc(1, size);
-	struct mad_hdr *hdr;
+	struct umad_hdr *hdr;
 	int len = MAD_SIZE, ret;
 	uint64_t tid = ctx->next_tid++;
 
@@ -362,7 +362,7 @@ static int ck_query(struct dm_check *c, uint8_t method, uint16_t attr,
 		    uint32_t mod, unsigned int status, const char *what,
 		    struct dm_answer *a)
 {
-	const struct mad_hdr *h = &a->hdr;
+	const struct umad_hdr *h = &a->hdr;
 	char gid[INET6_ADDRSTRLEN];
 	int ret;
 

@@ -161,13 +161,13 @@ static bool fz_is_rmpp_class(uint8_t c)
 }
 
 /* ib_response_mad(): what the receiver treats as a response. */
-static bool fz_is_response(const struct mad_hdr *h)
+static bool fz_is_response(const struct umad_hdr *h)
 {
 	return (h->method & METHOD_RESP) || h->method == METHOD_TRAP_REPRESS ||
 	       (h->mgmt_class == CLASS_BM && (be32toh(h->attr_mod) & 1));
 }
 
-static bool fz_get_or_set(const struct mad_hdr *h)
+static bool fz_get_or_set(const struct umad_hdr *h)
 {
 	return h->method == METHOD_GET || h->method == METHOD_SET;
 }
@@ -181,8 +181,8 @@ static bool fz_get_or_set(const struct mad_hdr *h)
  */
 static enum fz_fate fz_fate(const uint8_t *mad)
 {
-	const struct mad_hdr *h = (const void *)mad;
-	const struct rmpp_hdr *r = (const void *)(h + 1);
+	const struct umad_hdr *h = (const void *)mad;
+	const struct umad_rmpp_hdr *r = (const void *)(h + 1);
 	uint32_t oui;
 	bool gs = fz_get_or_set(h);
 
@@ -241,7 +241,7 @@ static void fz_fill(uint8_t *p, size_t len)
 }
 
 /* An RMPP header: mostly plausible, every field sometimes wild. */
-static void fz_rmpp(struct rmpp_hdr *r, bool active)
+static void fz_rmpp(struct umad_rmpp_hdr *r, bool active)
 {
 	r->rmpp_version = fz_pct(85) ? 1 : FZ_PICK(0, 2, 0xff, fz_below(256));
 	r->rmpp_type = fz_pct(70) ? 1 : FZ_PICK(0, 2, 3, 4, 5, fz_below(256));
@@ -263,7 +263,7 @@ static void fz_rmpp(struct rmpp_hdr *r, bool active)
 }
 
 /* DevMgt attributes and ib_srpt's slot/range encodings. */
-static void fz_dm(struct mad_hdr *h)
+static void fz_dm(struct umad_hdr *h)
 {
 	uint32_t slot = FZ_PICK(0, 1, 1, 1, 2, 15, 16, 17, 255, 0xffff,
 				fz_below(1u << 16));
@@ -317,8 +317,8 @@ static enum fz_kind fz_kind(void)
  */
 static int fz_build(struct fz_ctx *ctx, uint8_t *mad)
 {
-	struct mad_hdr *h = (struct mad_hdr *)mad;
-	struct rmpp_hdr *r = (struct rmpp_hdr *)(h + 1);
+	struct umad_hdr *h = (struct umad_hdr *)mad;
+	struct umad_rmpp_hdr *r = (struct umad_rmpp_hdr *)(h + 1);
 	enum fz_kind kind = fz_kind();
 	uint8_t cls, cv = 1, method = METHOD_GET;
 	int len = MAD_SIZE;
@@ -546,7 +546,7 @@ static int fz_send(struct fz_ctx *ctx, void *umad, int agent, int len,
 static void fz_one(struct fz_ctx *ctx, void *umad)
 {
 	uint8_t *mad = umad_get_mad(umad);
-	struct rmpp_hdr *r = (struct rmpp_hdr *)(mad + sizeof(struct mad_hdr));
+	struct umad_rmpp_hdr *r = (struct umad_rmpp_hdr *)(mad + sizeof(struct umad_hdr));
 	int len = fz_build(ctx, mad);
 
 	/*
@@ -677,8 +677,8 @@ static void fz_raw(struct fz_ctx *ctx, uint8_t *mad)
 static void fz_krmpp(struct fz_ctx *ctx, void *umad)
 {
 	uint8_t *mad = umad_get_mad(umad);
-	struct mad_hdr *h = (struct mad_hdr *)mad;
-	struct rmpp_hdr *r = (struct rmpp_hdr *)(h + 1);
+	struct umad_hdr *h = (struct umad_hdr *)mad;
+	struct umad_rmpp_hdr *r = (struct umad_rmpp_hdr *)(h + 1);
 	int len = 57 + fz_below(BUF_SIZE - 57);
 
 	fz_fill(mad, len);
@@ -723,7 +723,7 @@ static void fz_drain(struct fz_ctx *ctx, void *umad, int timeout_ms)
 static bool fz_probe(struct fz_ctx *ctx, void *umad, int timeout_ms)
 {
 	uint8_t *mad = umad_get_mad(umad);
-	struct mad_hdr *h = (struct mad_hdr *)mad;
+	struct umad_hdr *h = (struct umad_hdr *)mad;
 	uint32_t tid = ctx->tid++;
 	double end;
 	int len, agent;

@@ -161,8 +161,8 @@ static size_t build_mad(void *umad, const struct test_class *c, uint8_t method,
 			uint64_t tid, uint16_t attr, uint32_t len, int response)
 {
 	uint8_t *mad = umad_get_mad(umad);
-	struct mad_hdr *h = (struct mad_hdr *)mad;
-	struct rmpp_hdr *r = (struct rmpp_hdr *)(h + 1);
+	struct umad_hdr *h = (struct umad_hdr *)mad;
+	struct umad_rmpp_hdr *r = (struct umad_rmpp_hdr *)(h + 1);
 
 	memset(mad, 0, c->hdr_len);
 	h->base_version = MGMT_BASE_VERSION;
@@ -203,7 +203,7 @@ static int check_mad(void *umad, int len, const struct test_class *c,
 		     uint32_t *size, int response, char *why, size_t whylen)
 {
 	const uint8_t *mad = umad_get_mad(umad);
-	const struct mad_hdr *h = (const struct mad_hdr *)mad;
+	const struct umad_hdr *h = (const struct umad_hdr *)mad;
 	static uint8_t expect[MAX_PAYLOAD];
 	long diff;
 
@@ -241,7 +241,7 @@ static int answer(int fd, int agent, const struct test_class *c,
 		  void *umad, int len, void *reply, uint32_t *size, char *why,
 		  size_t whylen)
 {
-	const struct mad_hdr *h = (const struct mad_hdr *)umad_get_mad(umad);
+	const struct umad_hdr *h = (const struct umad_hdr *)umad_get_mad(umad);
 	size_t rlen;
 
 	if (check_mad(umad, len, c, size, 0, why, whylen))
@@ -350,7 +350,7 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 		len = recv_mad(req->fd, buf, 0);
-		tid = be64toh(((const struct mad_hdr *)
+		tid = be64toh(((const struct umad_hdr *)
 			       umad_get_mad(buf))->tid) & 0xffffffff;
 		/* A MAD or a send's timeout; other errors have no TID. */
 		if ((len >= 0 || len == -ETIMEDOUT) && tid != tid_lo) {
@@ -502,7 +502,7 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 	printf("# serving %d requests\n", count);
 	fflush(stdout);
 	while (served < count) {
-		const struct mad_hdr *h;
+		const struct umad_hdr *h;
 		char why[128] = "";
 		uint32_t size = 0;
 		int ret;
@@ -521,7 +521,7 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 				served, strerror(-ret));
 			return 1;
 		}
-		h = (const struct mad_hdr *)umad_get_mad(buf);
+		h = (const struct umad_hdr *)umad_get_mad(buf);
 		for (i = 0; i < nc; i++)
 			if (classes[i].mgmt_class == h->mgmt_class)
 				break;

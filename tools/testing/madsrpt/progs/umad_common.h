@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * umad_common.h - what the libibumad programs share: the wire layout of
- * the common MAD header and of the RMPP header, the GSI constants and
+ * umad_common.h - what the libibumad programs share: the GSI constants and
  * methods, and helpers to address a MAD through a GRH, to read a port's
  * GID from sysfs and to fill an agent's method mask.  Header-only, like
  * tap.h: each program is one .c file that is compiled on its own.
@@ -16,6 +15,7 @@
 #include <string.h>
 #include <linux/types.h>
 #include <infiniband/umad.h>
+#include <infiniband/umad_types.h>
 
 #define MAD_SIZE		256		/* a MAD; RMPP messages are longer */
 #define GSI_QKEY		0x80010000u	/* the Q_Key of QP1 */
@@ -31,36 +31,14 @@
 #define RMPP_FLAG_FIRST		0x02
 #define RMPP_FLAG_LAST		0x04
 
-/* The header every MAD starts with (struct ib_mad_hdr), big endian. */
-struct mad_hdr {
-	uint8_t base_version;
-	uint8_t mgmt_class;
-	uint8_t class_version;
-	uint8_t method;
-	__be16 status;
-	__be16 class_specific;
-	__be64 tid;
-	__be16 attr_id;
-	__be16 resv;
-	__be32 attr_mod;
-} __attribute__((packed));
-
 /*
- * The RMPP header (struct ib_rmpp_hdr), right after the common header in
- * the classes that may use RMPP: a struct rmpp_hdr at (h + 1) for a
- * struct mad_hdr *h.
+ * The common MAD header and the RMPP header that follows it in the classes
+ * that may use RMPP come from rdma-core: struct umad_hdr, and struct
+ * umad_rmpp_hdr at (h + 1) for a struct umad_hdr *h.
  */
-struct rmpp_hdr {
-	uint8_t rmpp_version;
-	uint8_t rmpp_type;
-	uint8_t rmpp_rtime_flags;	/* resp time << 3 | RMPP_FLAG_* */
-	uint8_t rmpp_status;
-	__be32 seg_num;
-	__be32 paylen_newwin;
-} __attribute__((packed));
-
-_Static_assert(sizeof(struct mad_hdr) == 24, "the MAD header is 24 bytes");
-_Static_assert(sizeof(struct rmpp_hdr) == 12, "the RMPP header is 12 bytes");
+_Static_assert(sizeof(struct umad_hdr) == 24, "the MAD header is 24 bytes");
+_Static_assert(sizeof(struct umad_rmpp_hdr) == 12,
+	       "the RMPP header is 12 bytes");
 
 /*
  * Address a MAD to QP @qpn of the port with GID @dgid, with QP1's Q_Key:

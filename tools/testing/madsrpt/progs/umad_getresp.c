@@ -42,8 +42,8 @@ static const uint8_t test_oui[3] = { 0x00, 0x14, 0x05 };
 
 /* A MAD of a vendor class of range 2: its headers, the OUI, the data. */
 struct vendor_mad {
-	struct mad_hdr hdr;
-	struct rmpp_hdr rmpp;
+	struct umad_hdr hdr;
+	struct umad_rmpp_hdr rmpp;
 	uint8_t reserved;
 	uint8_t oui[3];
 	uint8_t data[216];
