@@ -537,13 +537,15 @@ int ib_mad_recv_gids(const struct ib_mad_agent_private *priv,
  *
  *  - ib_post_send_mad() marks a send rmpp_active when the agent does kernel
  *    RMPP, the buffer was created with rmpp_active (seg_count > 0) and the
- *    RMPP header has the ACTIVE flag; it then calls ib_mad_rmpp_send_start()
- *    instead of posting the MAD itself. The send is already in the TID hash
- *    and in state ON_WIRE with wr_inflight == 0 at that point.
- *  - RMPP posts a segment by setting seg_num, filling the RMPP header in
- *    send_buf.mad, and calling ib_mad_send_post_locked(), which maps the
- *    header and the data of segment seg_num. If ib_mad_rmpp_send_start()
- *    fails, nothing may be left in flight.
+ *    RMPP header has the ACTIVE flag. The send is then in the TID hash and
+ *    in state ON_WIRE with wr_inflight == 0, and ib_mad_rmpp_send_start()
+ *    opens its window and selects segment 1 before the core posts it.
+ *  - Selecting a segment means setting seg_num and filling the RMPP header
+ *    in send_buf.mad; ib_mad_send_post_locked() then maps the header and
+ *    the data of segment seg_num. The core posts what ib_mad_rmpp_send_start()
+ *    and ib_mad_rmpp_send_retry() selected; RMPP posts the later segments
+ *    of a window itself, from send completions and ACKs. If either hook
+ *    fails, the core fails the post or ends the send; nothing was posted.
  *  - Each completed work request of an rmpp_active send still ON_WIRE
  *    whose completion succeeded goes to ib_mad_rmpp_send_wc() after
  *    wr_inflight was decremented. It returns IB_MAD_RMPP_SEND_HANDLED if it
@@ -554,10 +556,11 @@ int ib_mad_recv_gids(const struct ib_mad_agent_private *priv,
  *    like a plain MAD whose send completed (wait for the response if one is
  *    expected, else complete with success).
  *  - A WAIT_RESP timeout of an rmpp_active send with retries left calls
- *    ib_mad_rmpp_send_retry(), which resends from the last ACK and returns
- *    0, or returns an error to complete the send with
- *    IB_WC_RESP_TIMEOUT_ERR. When all data was acknowledged (the wait was
- *    for the response) it returns -ETIMEDOUT.
+ *    ib_mad_rmpp_send_retry(), which selects the first unacknowledged
+ *    segment again and returns 0 for the core to post it, or returns an
+ *    error to complete the send with IB_WC_RESP_TIMEOUT_ERR. When all data
+ *    was acknowledged (the wait was for the response) it returns
+ *    -ETIMEDOUT.
  *  - ACK processing (from ib_mad_rmpp_recv()) finds the send with
  *    ib_mad_find_rmpp_send_locked() and, once the whole message is
  *    acknowledged and the wire is idle, calls ib_mad_send_acked_locked();

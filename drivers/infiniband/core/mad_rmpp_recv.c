@@ -829,12 +829,12 @@ static bool mad_rmpp_recv_from_dest(const struct mad_rmpp_recv *r,
  * @priv: the agent
  * @wr: the response about to be sent
  *
- * Finds the finished reassembly of the request this responds to (same TID,
- * class and version, a request method, coming from the response's
- * destination) and returns the window its requester granted.
+ * For a response, finds the finished reassembly of the request it answers
+ * (same TID, class and version, a request method, coming from the
+ * response's destination) and returns the window its requester granted.
  *
  * Context: Agent lock held.
- * Return: the window, 1 when nothing was granted.
+ * Return: the window, 1 for a request or when nothing was granted.
  */
 u32 mad_rmpp_recv_peer_window(struct ib_mad_agent_private *priv,
 			      struct ib_mad_send_wr_private *wr)
@@ -846,7 +846,8 @@ u32 mad_rmpp_recv_peer_window(struct ib_mad_agent_private *priv,
 
 	lockdep_assert_held(&priv->lock);
 
-	if (!wr->send_buf.ah || rdma_query_ah(wr->send_buf.ah, &attr))
+	if (!ib_response_mad(hdr) || !wr->send_buf.ah ||
+	    rdma_query_ah(wr->send_buf.ah, &attr))
 		return newwin;
 	hash_for_each_possible(priv->rmpp_hash, r, node, (__force u64)hdr->tid) {
 		if (r->state != MAD_RMPP_RECV_COMPLETE ||

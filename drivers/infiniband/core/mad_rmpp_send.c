@@ -5,14 +5,14 @@
  *
  * All segments of a send share send_buf.mad as their header (the core maps
  * it together with the data of segment wr->seg_num), so only one segment
- * is on the
- * wire at a time: each send completion posts the next segment while the
- * window allows, then the send waits for an ACK.  An ACK moves the window;
- * a timeout rewinds to the last acknowledged segment and repeats the rest
- * of the window.  The window numbers live in the ib_mad_send_wr_private
- * fields the core reserves for RMPP and are worked on through
- * struct mad_rmpp_send_win (mad_rmpp_wire.c); wr->rmpp_state holds the
- * highest segment ever posted.
+ * is on the wire at a time.  The first segment, and the first one repeated
+ * after an ACK timeout, are selected here and posted by the core; each
+ * send completion posts the next segment while the window allows, then
+ * the send waits for an ACK.  An ACK moves the window; a timeout rewinds
+ * to the last acknowledged segment and repeats the rest of the window.
+ * The window numbers live in the ib_mad_send_wr_private fields the core
+ * reserves for RMPP and are worked on through struct mad_rmpp_send_win
+ * (mad_rmpp_wire.c); wr->rmpp_state holds the highest segment ever posted.
  *
  * Every function here runs under the agent lock except the two ACK/ABORT
  * handlers, which take it themselves and send their answers after
@@ -91,6 +91,30 @@ static unsigned int mad_rmpp_ack_wait_ms(const struct ib_mad_send_wr_private *wr
 	return wait + mad_rmpp_peer_wait_ms(peer_rtime);
 }
 
+/*
+ * Point the send at the next segment of its window: take the number, keep
+ * the window in @wr and write the segment's RMPP header into
+ * send_buf.mad.  The core's ib_mad_send_post_locked() then maps that
+ * segment's data (and fails for a segment the buffer does not hold).
+ * Returns 0, or a negative errno for a buffer whose layout is not the one
+ * ib_create_send_mad() gave it.
+ */
+static int mad_rmpp_select_next(struct ib_mad_send_wr_private *wr,
+				struct mad_rmpp_send_win *win)
+{
+	struct ib_rmpp_hdr *hdr = mad_rmpp_send_hdr(wr);
+	u32 seg_num = mad_rmpp_send_win_next(win);
+	struct mad_rmpp_layout lay;
+	int ret;
+
+	mad_rmpp_win_store(wr, win);
+	ret = mad_rmpp_send_layout(wr, &lay);
+	if (ret)
+		return ret;
+	mad_rmpp_format_data(hdr, &lay, seg_num);
+	return 0;
+}
+
 /**
  * mad_rmpp_post_next() - put the next segment of the window on the wire
  * @wr: the send, with no work request in flight
@@ -103,27 +127,13 @@ static int mad_rmpp_post_next(struct ib_mad_send_wr_private *wr,
 			      struct mad_rmpp_send_win *win)
 {
 	struct mad_rmpp_send_win old = *win;
-	struct ib_rmpp_segment *seg;
-	struct mad_rmpp_layout lay;
-	u32 seg_num;
 	int ret;
 
 	lockdep_assert_held(&wr->mad_agent_priv->lock);
 
-	ret = mad_rmpp_send_layout(wr, &lay);
-	if (ret)
-		return ret;
-
-	seg_num = mad_rmpp_send_win_next(win);
-	seg = ib_mad_send_segment(wr, seg_num);
-	if (WARN_ON_ONCE(!seg || seg->num != seg_num)) {
-		*win = old;
-		return -EINVAL;
-	}
-	mad_rmpp_format_data(mad_rmpp_send_hdr(wr), &lay, seg_num);
-	mad_rmpp_win_store(wr, win);
-
-	ret = ib_mad_send_post_locked(wr);
+	ret = mad_rmpp_select_next(wr, win);
+	if (!ret)
+		ret = ib_mad_send_post_locked(wr);
 	if (ret) {
 		*win = old;
 		mad_rmpp_win_store(wr, win);
@@ -131,47 +141,35 @@ static int mad_rmpp_post_next(struct ib_mad_send_wr_private *wr,
 	return ret;
 }
 
-/* A non-DATA buffer: one work request carrying segment 1 as it is. */
-static int mad_rmpp_post_raw(struct ib_mad_send_wr_private *wr)
-{
-	wr->seg_num = 1;
-	return ib_mad_send_post_locked(wr);
-}
-
 /**
- * ib_mad_rmpp_send_start() - begin a kernel RMPP send
+ * ib_mad_rmpp_send_start() - set up a kernel RMPP send
  * @wr: a send the core accepted, ON_WIRE with nothing in flight
  *
- * Sets up the window (one segment, or the window the peer granted when
- * this is the response of a double-sided transfer) and posts segment 1.
+ * Opens the window (one segment, or the window the requester granted when
+ * this is the response of a double-sided transfer) and makes segment 1
+ * the one the core posts next.  A buffer whose RMPP type is not DATA (a
+ * hand-made ACK, say) goes out once, as it is, with no window around it.
  *
  * Context: Any context, agent lock held.
- * Return: 0, or a negative errno; the core then fails the post.
+ * Return: 0, or a negative errno for a buffer whose layout is not the one
+ * ib_create_send_mad() gave it; the core then fails the post.
  */
 int ib_mad_rmpp_send_start(struct ib_mad_send_wr_private *wr)
 {
 	struct mad_rmpp_send_win win;
-	struct mad_rmpp_layout lay;
-	u32 newwin = 1;
-	int ret;
+	u32 peer_win;
 
 	lockdep_assert_held(&wr->mad_agent_priv->lock);
 
+	wr->seg_num = 1;
 	if (!mad_rmpp_send_is_data(wr))
-		return mad_rmpp_post_raw(wr);
+		return 0;
 
-	ret = mad_rmpp_send_layout(wr, &lay);
-	if (ret)
-		return ret;
-
-	if (ib_response_mad(wr->send_buf.mad))
-		newwin = mad_rmpp_recv_peer_window(wr->mad_agent_priv, wr);
-	mad_rmpp_send_win_init(&win, lay.seg_count, newwin);
-	mad_rmpp_win_store(wr, &win);
 	wr->last_ack_seg = NULL;
 	wr->rmpp_wait_ms = mad_rmpp_ack_wait_ms(wr, IB_MGMT_RMPP_NO_RESPTIME);
-
-	return mad_rmpp_post_next(wr, &win);
+	peer_win = mad_rmpp_recv_peer_window(wr->mad_agent_priv, wr);
+	mad_rmpp_send_win_init(&win, wr->send_buf.seg_count, peer_win);
+	return mad_rmpp_select_next(wr, &win);
 }
 
 /**
@@ -210,13 +208,15 @@ ib_mad_rmpp_send_wc(struct ib_mad_send_wr_private *wr,
 }
 
 /**
- * ib_mad_rmpp_send_retry() - no ACK came in time: repeat the window
+ * ib_mad_rmpp_send_retry() - no ACK came in time: go back in the window
  * @wr: the send, WAIT_RESP, with retries left
  *
+ * Makes the first unacknowledged segment the one the core posts next; a
+ * non-DATA buffer is simply posted again.
+ *
  * Context: Agent lock held.
- * Return: 0 when the first unacknowledged segment was posted again,
- * -ETIMEDOUT when all data was acknowledged (the wait was for the
- * response), or another negative errno when posting failed.
+ * Return: 0, -ETIMEDOUT when all data was acknowledged (the wait was for
+ * the response), or another negative errno for a broken layout.
  */
 int ib_mad_rmpp_send_retry(struct ib_mad_send_wr_private *wr)
 {
@@ -225,13 +225,13 @@ int ib_mad_rmpp_send_retry(struct ib_mad_send_wr_private *wr)
 	lockdep_assert_held(&wr->mad_agent_priv->lock);
 
 	if (!mad_rmpp_send_is_data(wr))
-		return mad_rmpp_post_raw(wr);
+		return 0;
 
 	mad_rmpp_win_load(wr, &win);
 	if (win.last_ack == win.seg_count)
 		return -ETIMEDOUT;
 	mad_rmpp_send_win_rewind(&win);
-	return mad_rmpp_post_next(wr, &win);
+	return mad_rmpp_select_next(wr, &win);
 }
 
 /*

@@ -439,10 +439,17 @@ ib_mad_find_rmpp_send_locked(struct ib_mad_agent_private *priv,
 
 /* Posting -------------------------------------------------------------- */
 
-static int ib_mad_send_check(struct ib_mad_agent_private *priv,
-			     struct ib_mad_send_wr_private *wr)
+/*
+ * Check that the agent may send this buffer now and, if so, reset its
+ * per-post state: the TID it is matched by, the retry budget taken from
+ * send_buf.retries (which from now on counts the retries used) and whether
+ * the kernel runs RMPP for it.
+ */
+static int ib_mad_send_accept(struct ib_mad_agent_private *priv,
+			      struct ib_mad_send_wr_private *wr)
 {
-	const struct ib_mad_hdr *hdr = wr->send_buf.mad;
+	struct ib_rmpp_mad *rmpp_mad = wr->send_buf.mad;
+	const struct ib_mad_hdr *hdr = &rmpp_mad->mad_hdr;
 	int ret;
 
 	if (wr->state != IB_MAD_SEND_IDLE && wr->state != IB_MAD_SEND_DONE)
@@ -453,29 +460,15 @@ static int ib_mad_send_check(struct ib_mad_agent_private *priv,
 	if (!priv->agent.send_handler ||
 	    (wr->send_buf.timeout_ms && !priv->agent.recv_handler))
 		return -EINVAL;
-	if (priv->agent.rmpp_version && !ib_is_mad_class_rmpp(hdr->mgmt_class))
-		return -EINVAL;
 	if (wr->send_buf.timeout_ms < 0 || wr->send_buf.retries < 0)
 		return -EINVAL;
-	return 0;
-}
+	if (priv->agent.rmpp_version && !ib_is_mad_class_rmpp(hdr->mgmt_class))
+		return -EINVAL;
 
-static bool ib_mad_send_wants_rmpp(struct ib_mad_agent_private *priv,
-				   struct ib_mad_send_wr_private *wr)
-{
-	struct ib_rmpp_mad *rmpp_mad = wr->send_buf.mad;
-
-	return ib_mad_kernel_rmpp_agent(&priv->agent) &&
-	       wr->send_buf.seg_count &&
-	       (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) & IB_MGMT_RMPP_FLAG_ACTIVE);
-}
-
-/* Reset the per-post state of a buffer. */
-static void ib_mad_send_arm(struct ib_mad_agent_private *priv,
-			    struct ib_mad_send_wr_private *wr)
-{
-	const struct ib_mad_hdr *hdr = wr->send_buf.mad;
-
+	wr->rmpp_active = ib_mad_kernel_rmpp_agent(&priv->agent) &&
+			  wr->send_buf.seg_count &&
+			  (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) &
+			   IB_MGMT_RMPP_FLAG_ACTIVE);
 	wr->send_wr.ah = wr->send_buf.ah;
 	wr->tid = hdr->tid;
 	wr->max_retries = wr->send_buf.retries;
@@ -484,10 +477,10 @@ static void ib_mad_send_arm(struct ib_mad_agent_private *priv,
 	wr->status = IB_WC_SUCCESS;
 	wr->vendor_err = 0;
 	wr->expect_resp = wr->send_buf.timeout_ms > 0;
-	wr->rmpp_active = ib_mad_send_wants_rmpp(priv, wr);
 	wr->resp_pending = false;
 	wr->repost_on_flush = false;
 	wr->wr_inflight = 0;
+	return 0;
 }
 
 static int ib_mad_send_one(struct ib_mad_agent_private *priv,
@@ -504,14 +497,12 @@ static int ib_mad_send_one(struct ib_mad_agent_private *priv,
 	}
 	wr->state = IB_MAD_SEND_ON_WIRE;
 	hash_add(priv->send_hash, &wr->tid_node, (__force u64)wr->tid);
-	if (wr->rmpp_active)
-		ret = ib_mad_rmpp_send_start(wr);
-	else
+	ret = wr->rmpp_active ? ib_mad_rmpp_send_start(wr) : 0;
+	if (!ret)
 		ret = ib_mad_send_post_locked(wr);
-	if (ret || WARN_ON_ONCE(!wr->wr_inflight)) {
+	if (ret) {
 		ib_mad_send_unhash_locked(wr);
 		wr->state = IB_MAD_SEND_IDLE;
-		ret = ret ?: -EIO;
 	}
 	spin_unlock_irqrestore(&priv->lock, flags);
 	return ret;
@@ -558,12 +549,11 @@ int ib_post_send_mad(struct ib_mad_send_buf *send_buf,
 		struct ib_mad_agent_private *priv = wr->mad_agent_priv;
 		const struct ib_mad_hdr *hdr = send_buf->mad;
 
-		ret = ib_mad_send_check(priv, wr);
+		ret = ib_mad_send_accept(priv, wr);
 		if (ret)
 			goto err;
 		/* The handler of this buffer may repost or free it. */
 		next = send_buf->next;
-		ib_mad_send_arm(priv, wr);
 		ib_mad_stat_inc(ib_mad_agent_port(priv), IB_MAD_STAT_OUTSTANDING);
 
 		if (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
@@ -649,9 +639,8 @@ static bool ib_mad_send_retry_locked(struct ib_mad_send_wr_private *wr)
 		return false;
 	wr->retries_left--;
 	wr->send_buf.retries++;
-	if (wr->rmpp_active)
-		ret = ib_mad_rmpp_send_retry(wr);
-	else
+	ret = wr->rmpp_active ? ib_mad_rmpp_send_retry(wr) : 0;
+	if (!ret)
 		ret = ib_mad_send_post_locked(wr);
 	if (ret)
 		return false;
