@@ -6,7 +6,7 @@
 H := tools/testing/madsrpt
 T ?=
 
-.PHONY: help deps build build-upstream build-debug check check-upstream check-debug soak lint compat vm demo patches install-tree
+.PHONY: help deps build build-upstream build-debug check check-upstream check-debug soak bench lint compat vm demo patches install-tree
 
 help:
 	@echo "make demo             an SRP target from zero, shown end to end"
@@ -14,6 +14,7 @@ help:
 	@echo "make check-upstream   the same tests against pristine 6.12"
 	@echo "make check-debug      the same tests on our tree built with KASAN, UBSAN, kmemleak..."
 	@echo "make soak             the long forms: fuzzer, rogue initiator, lifecycle cycles"
+	@echo "make bench [F=fig]    ours and pristine 6.12 side by side: a table, CSV, plots"
 	@echo "make lint             checkpatch --strict, sparse, W=1, kernel-doc"
 	@echo "make compat           build every in-tree MAD API user against us"
 	@echo "make vm               a shell in a VM with our modules"
@@ -54,6 +55,12 @@ SOAK_TESTS := mad-fuzz srpt-rogue srpt-lifecycle
 
 soak:
 	MS_SOAK=1 $(H)/host/check.sh $(if $(T),$(T),$(SOAK_TESTS))
+
+# Figures, not a test: each in its own VM boot, the two kernels alternating.
+F ?=
+
+bench:
+	$(H)/host/bench.sh $(F)
 
 lint:
 	$(H)/lint/lint.sh

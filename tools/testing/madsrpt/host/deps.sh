@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install, from Debian's packages, whatever the build, the VM tests and the
-# demo need and the machine does not have yet.  Does nothing when all of it
-# is present, so every make target can call it first.
+# demo need (deps.sh bench: and the benchmarks) and the machine does not
+# have yet.  Does nothing when all of it is present, so every make target
+# can call it first.
 
 set -euo pipefail
 
@@ -15,6 +16,9 @@ pkgs=(
 	sg3-utils dbus python3 python3-docutils util-linux procps
 	multipath-tools git perl
 )
+
+# `make bench` also draws its plots.
+[ "${1:-}" != bench ] || pkgs+=(python3-matplotlib)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,168 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of host/bench.sh: measure one figure on this boot and print
+# it as "BENCH <figure> <value> <unit>" lines (several for fio: the rate
+# and the CPU time per I/O).  Everything runs on one rxe device over a
+# veth by loopback, so both ends of every exchange are in this kernel.
+#
+#   bench.sh SECONDS mad-rr WINDOW       GET/GET_RESP through ib_umad,
+#                                        WINDOW outstanding (progs/mad_bench.c)
+#   bench.sh SECONDS kmad WINDOW BACKGROUND
+#                                        the same between two in-kernel agents
+#                                        (kmod/mad_bench_kmod.c), BACKGROUND
+#                                        more GETs outstanding to nobody
+#   bench.sh SECONDS srp RW BS DEPTH     fio through ib_srp to ib_srpt on a
+#                                        tmpfs fileio LUN, O_DIRECT
+#   bench.sh SECONDS cm-connect N        RDMA/CM connections set up by cmtime
+#   bench.sh SECONDS rxe-ud              perftest UD SEND message rate
+#   bench.sh SECONDS rxe-rc-write        perftest RC RDMA WRITE bandwidth
+#
+# Exit status 0 only if the figure was measured.
+
+. "$MS_HARNESS/guest/guest-lib.sh"
+
+secs=$1 figure=$2
+shift 2
+addr=10.16.0.1
+dev=rxe-veth0
+
+# bench_line NAME VALUE UNIT: one measured value for the host.
+bench_line() {
+	echo "BENCH $1 $2 $3"
+}
+
+# Busy CPU time of the whole guest so far, in microseconds.
+cpu_busy_us() {
+	awk -v hz="$(getconf CLK_TCK)" '/^cpu / {
+		printf "%.0f", ($2 + $3 + $4 + $7 + $8) * 1e6 / hz }' /proc/stat
+}
+
+bench_mad_rr() {
+	local win=$1 out
+
+	ms_build_prog mad_bench || return 1
+	ms_rxe_veth veth0 $addr/24 || return 1
+	modprobe ib_umad
+	ms_wait 10 test -c /dev/infiniband/umad0 || return 1
+	out=$(/tmp/mad_bench -d $dev -p 1 -g 0 -w "$win" -s "$secs") || {
+		echo "# $out"
+		return 1
+	}
+	echo "# $out"
+	bench_line "mad-rr-$win" "${out##*rate=}" exchanges/s
+}
+
+bench_kmad() {
+	local win=$1 bg=$2 ko out rate ns
+
+	ko=$MS_TOP/build/bench/kmod/$(uname -r)/mad_bench_kmod.ko
+	[ -f "$ko" ] || { echo "# no $ko"; return 1; }
+	ms_rxe_veth veth0 $addr/24 || return 1
+	dmesg -C
+	insmod "$ko" dev=$dev window="$win" background="$bg" seconds="$secs" ||
+		{ dmesg | grep mad_bench_kmod | sed 's/^/# /'; return 1; }
+	out=$(dmesg | grep -o 'mad_bench_kmod window=.*')
+	echo "# $out"
+	rmmod mad_bench_kmod
+	rate=$(grep -o ' rate=[0-9]*' <<<"$out")
+	ns=$(grep -o 'ns_per_exchange=[0-9]*' <<<"$out")
+	[ -n "$rate" ] && [ -n "$ns" ] || return 1
+	bench_line "kmad-$win-bg$bg" "${rate#*=}" exchanges/s
+	bench_line "kmad-$win-bg$bg-ns" "${ns#*=}" ns/exchange
+}
+
+bench_srp() {
+	local rw=$1 bs=$2 depth=$3 lun=/tmp/bench.img port=5560 disk
+	local json c0 c1 ios rate
+
+	ms_srpt_loopback $addr >/dev/null
+	[ -n "$gid" ] || return 1
+	truncate -s $((256 << 20)) $lun
+	ms_srpt_target "$wwn" $lun $((256 << 20)) $port \
+		0x0000000000000000"${gid:16}" || return 1
+	modprobe ib_srp
+	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=64" \
+		>/sys/class/infiniband_srp/srp-$dev-1/add_target || return 1
+	ms_wait 30 ms_srp_disk || return 1
+	disk=/dev/$(ms_srp_disk)
+	# Fill the LUN once so that reads move data the file really holds.
+	dd if=/dev/zero of="$disk" bs=1M count=256 oflag=direct 2>/dev/null
+
+	c0=$(cpu_busy_us)
+	json=$(fio --name=bench --filename="$disk" --rw="$rw" --bs="$bs" \
+		--iodepth="$depth" --ioengine=libaio --direct=1 \
+		--time_based --runtime="$secs" \
+		--output-format=json) || return 1
+	c1=$(cpu_busy_us)
+	read -r ios rate < <(python3 -c '
+import json, sys
+j = json.loads(sys.stdin.read())["jobs"][0]
+d = j["read"] if j["read"]["io_bytes"] else j["write"]
+print(d["total_ios"], d["iops"])' <<<"$json") || return 1
+	[ "$ios" -gt 0 ] || return 1
+	bench_line "srp-$rw-$bs" "${rate%.*}" IOPS
+	# Busy time of both ends (and fio) over the I/Os done.
+	bench_line "srp-$rw-$bs-cpu" \
+		"$(awk -v c=$((c1 - c0)) -v n="$ios" \
+			'BEGIN { printf "%.1f", c / n }')" us/IO
+	ms_srp_logout
+}
+
+bench_cm_connect() {
+	local n=$1 out us
+
+	ms_rxe_veth veth0 $addr/24 || return 1
+	modprobe rdma_ucm
+	cmtime -b $addr -c "$n" >/tmp/cmtime-server.out 2>&1 &
+	sleep 1
+	out=$(cmtime -s $addr -c "$n" 2>&1) || {
+		sed 's/^/# /' <<<"$out"
+		return 1
+	}
+	sed 's/^/# /' <<<"$out"
+	# The "connect" row: step, total ms, max ms, min us, us / conn.
+	us=$(awk '$1 == "connect" { print $NF }' <<<"$out")
+	[ -n "$us" ] || return 1
+	bench_line "cm-connect-$n" "$(awk -v u="$us" 'BEGIN { printf "%.0f", 1e6 / u }')" conn/s
+}
+
+bench_rxe() {
+	local kind=$1 out v
+
+	ms_rxe_veth veth0 $addr/24 || return 1
+	case "$kind" in
+	ud)
+		ib_send_bw -d $dev -x 1 -c UD -s 256 -D "$secs" -F \
+			>/tmp/perf-server.out 2>&1 &
+		sleep 1
+		out=$(ib_send_bw -d $dev -x 1 -c UD -s 256 -D "$secs" -F $addr 2>&1)
+		;;
+	write)
+		ib_write_bw -d $dev -x 1 -s 65536 -D "$secs" -F \
+			>/tmp/perf-server.out 2>&1 &
+		sleep 1
+		out=$(ib_write_bw -d $dev -x 1 -s 65536 -D "$secs" -F $addr 2>&1)
+		;;
+	esac
+	sed 's/^/# /' <<<"$out"
+	# The result row: bytes, iterations, BW peak, BW average (MB/s), Mpps.
+	v=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { r = $0 } END { print r }' <<<"$out")
+	[ -n "$v" ] || return 1
+	set -- $v
+	if [ "$kind" = ud ]; then
+		bench_line rxe-ud-256 "$(awk -v m="$5" 'BEGIN { printf "%.0f", m * 1e6 }')" msg/s
+	else
+		bench_line rxe-rc-write-64k "$4" MB/s
+	fi
+}
+
+case "$figure" in
+mad-rr) bench_mad_rr "$@" ;;
+kmad) bench_kmad "$@" ;;
+srp) bench_srp "$@" ;;
+cm-connect) bench_cm_connect "$@" ;;
+rxe-ud) bench_rxe ud ;;
+rxe-rc-write) bench_rxe write ;;
+*) echo "# unknown figure $figure"; exit 2 ;;
+esac

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""bench-report.py RESULTS.CSV OUTDIR - the table of `make bench`.
+
+Reads what host/bench.sh collected (figure,kernel,rep,metric,value,unit)
+and prints, per metric: the median of our kernel and of pristine 6.12 with
+the range of their runs, the ratio ours/upstream of the medians, the range
+of the ratios of the runs paired by repetition (each pair booted back to
+back), and the transport ceiling where there is one.  Ratios are turned
+so that above 1 always means ours is better (for a cost such as CPU time
+per I/O, the ratio is upstream/ours).  Writes OUTDIR/summary.json and, when
+matplotlib is there, OUTDIR/<metric>.png with every run of both kernels.
+"""
+
+import csv
+import json
+import os
+import statistics
+import sys
+
+# Metrics where less is better.
+COSTS = ("us/IO", "ns/exchange")
+# The rxe figure that bounds each family of figures.
+CEILINGS = {"mad-rr": "rxe-ud-256", "kmad-": "rxe-ud-256",
+            "srp-": "rxe-rc-write-64k"}
+
+
+def load(path):
+    runs = {}
+    units = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            key = row["metric"]
+            units[key] = row["unit"]
+            runs.setdefault(key, {}).setdefault(row["kernel"], {})[
+                int(row["rep"])] = float(row["value"])
+    return runs, units
+
+
+def better_ratio(ours, upstream, unit):
+    if unit in COSTS:
+        return upstream / ours if ours else float("nan")
+    return ours / upstream if upstream else float("nan")
+
+
+def ceiling_of(metric, medians):
+    for prefix, ceil in CEILINGS.items():
+        if metric.startswith(prefix) and ceil in medians:
+            return ceil
+    return None
+
+
+def summarise(runs, units):
+    rows = []
+    medians = {}
+    for metric, kernels in runs.items():
+        ours = kernels.get("ours", {})
+        up = kernels.get("upstream", {})
+        row = {"metric": metric, "unit": units[metric],
+               "ours": sorted(ours.values()), "upstream": sorted(up.values())}
+        if ours:
+            row["ours_median"] = statistics.median(ours.values())
+        if up:
+            row["upstream_median"] = statistics.median(up.values())
+        if ours and up:
+            row["ratio"] = better_ratio(row["ours_median"],
+                                        row["upstream_median"], units[metric])
+            pairs = [better_ratio(ours[r], up[r], units[metric])
+                     for r in sorted(ours) if r in up]
+            row["pair_ratios"] = pairs
+        medians[metric] = row.get("upstream_median", row.get("ours_median"))
+        rows.append(row)
+    for row in rows:
+        ceil = ceiling_of(row["metric"], medians)
+        if ceil and ceil != row["metric"] and row["unit"] not in COSTS:
+            row["ceiling"] = {"metric": ceil, "value": medians[ceil],
+                              "unit": units[ceil]}
+    return rows
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if v >= 100:
+        return "%.0f" % v
+    return "%.3g" % v
+
+
+def span(values):
+    if not values:
+        return "-"
+    return "%s-%s" % (fmt(min(values)), fmt(max(values)))
+
+
+def print_table(rows):
+    head = ("metric", "unit", "ours median", "ours range", "upstream median",
+            "upstream range", "ratio", "pair ratios", "ceiling")
+    table = [head]
+    for r in rows:
+        ceil = r.get("ceiling")
+        table.append((
+            r["metric"], r["unit"], fmt(r.get("ours_median")),
+            span(r["ours"]), fmt(r.get("upstream_median")),
+            span(r["upstream"]),
+            "%.2f" % r["ratio"] if "ratio" in r else "-",
+            ("%.2f-%.2f" % (min(r["pair_ratios"]), max(r["pair_ratios"]))
+             if r.get("pair_ratios") else "-"),
+            "%s %s (%s)" % (fmt(ceil["value"]), ceil["unit"], ceil["metric"])
+            if ceil else "-"))
+    widths = [max(len(str(row[i])) for row in table) for i in range(len(head))]
+    for n, row in enumerate(table):
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+    print("ratio: ours/upstream of the medians, turned so that above 1 "
+          "means ours is better; pair ratios: the range over runs booted "
+          "back to back")
+
+
+def plot(rows, outdir):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("bench: no matplotlib, no plots")
+        return
+    for r in rows:
+        fig, ax = plt.subplots(figsize=(4, 3))
+        for i, k in enumerate(("ours", "upstream")):
+            ax.scatter([i] * len(r[k]), r[k], label=k)
+            if r[k]:
+                ax.hlines(statistics.median(r[k]), i - 0.2, i + 0.2)
+        ax.set_xticks([0, 1], ["ours", "upstream 6.12"])
+        ax.set_xlim(-0.5, 1.5)
+        ax.set_ylabel(r["unit"])
+        ax.set_title(r["metric"])
+        ax.set_ylim(bottom=0)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, r["metric"] + ".png"))
+        plt.close(fig)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: bench-report.py RESULTS.CSV OUTDIR")
+    runs, units = load(sys.argv[1])
+    if not runs:
+        sys.exit("bench: no results in " + sys.argv[1])
+    rows = summarise(runs, units)
+    print_table(rows)
+    with open(os.path.join(sys.argv[2], "summary.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    plot(rows, sys.argv[2])
+
+
+if __name__ == "__main__":
+    main()

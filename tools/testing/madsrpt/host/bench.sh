@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench.sh [FIGURE...] - our kernel and pristine 6.12 side by side: every
+# figure is measured in its own VM boot (guest/roles/bench.sh), the two
+# kernels alternating, MS_BENCH_REPS times each (default 3), and
+# host/bench-report.py prints the table (median and range of each kernel,
+# ratio ours/upstream of the medians and the range of the per-pair ratios)
+# and writes build/bench/results.csv, summary.json and plots (PNG).
+#
+# FIGURE is one of the names below (default: all of them); MS_BENCH_SECS
+# sets how long each figure runs (default 10 s).  The whole default set
+# takes about 40 minutes on a 2-core machine.  Not part of `make check`.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
+
+reps=${MS_BENCH_REPS:-3}
+secs=${MS_BENCH_SECS:-10}
+
+# name|role arguments after SECONDS
+all=(
+	"mad-rr-1|mad-rr 1"
+	"mad-rr-16|mad-rr 16"
+	"mad-rr-256|mad-rr 256"
+	"mad-rr-10000|mad-rr 10000"
+	"kmad-1|kmad 1 0"
+	"kmad-16|kmad 16 0"
+	"kmad-16-bg10|kmad 16 10"
+	"kmad-16-bg1000|kmad 16 1000"
+	"kmad-16-bg100000|kmad 16 100000"
+	"srp-randread-4k|srp randread 4k 32"
+	"srp-randwrite-4k|srp randwrite 4k 32"
+	"srp-read-128k|srp read 128k 8"
+	"srp-read-1m|srp read 1m 4"
+	"srp-write-1m|srp write 1m 4"
+	"cm-connect-100|cm-connect 100"
+	"rxe-ud-256|rxe-ud"
+	"rxe-rc-write-64k|rxe-rc-write"
+)
+
+figures=()
+if [ $# -gt 0 ]; then
+	for want in "$@"; do
+		found=
+		for f in "${all[@]}"; do
+			[ "${f%%|*}" = "$want" ] && figures+=("$f") && found=1
+		done
+		[ -n "$found" ] || ms_die "no figure named '$want'; the figures: $(
+			for f in "${all[@]}"; do printf '%s ' "${f%%|*}"; done)"
+	done
+else
+	figures=("${all[@]}")
+fi
+
+"$here/deps.sh" bench
+ms_lock
+"$here/build.sh" ours
+"$here/build.sh" upstream
+
+out=$MS_BUILD/bench
+mkdir -p "$out/logs"
+
+# The in-kernel benchmark agent, built out of tree against each kernel;
+# the guest finds it by its kernel release.
+for k in ours upstream; do
+	kdir=$out/kmod/$(cat "$MS_BUILD/$k/kernelrelease")
+	mkdir -p "$kdir"
+	cp "$MS_HARNESS"/kmod/Kbuild "$MS_HARNESS"/kmod/*.c "$kdir/"
+	make -s -C "$MS_BUILD/$k" M="$kdir" modules ||
+		ms_die "cannot build kmod/ against the $k kernel"
+done
+csv=$out/results.csv
+echo "figure,kernel,rep,metric,value,unit" >"$csv"
+
+echo "bench: ${#figures[@]} figures x 2 kernels x $reps runs of ${secs}s"
+failed=0
+for f in "${figures[@]}"; do
+	name=${f%%|*}
+	read -ra args <<<"${f#*|}"
+	for rep in $(seq 1 "$reps"); do
+		# Alternate which kernel goes first, so that a drift of the
+		# machine's speed does not favour one of them.
+		if [ $((rep % 2)) -eq 1 ]; then order="ours upstream"; else order="upstream ours"; fi
+		for k in $order; do
+			log=$out/logs/$name-$k-$rep.console
+			rc=0
+			"$here/vm.sh" -k "$k" -t $((secs * 3 + 240)) -l "$log" \
+				"$MS_HARNESS/guest/roles/bench.sh" "$secs" "${args[@]}" \
+				>/dev/null 2>&1 || rc=$?
+			lines=$(tr -d '\r' <"$log.out" | grep '^BENCH ' || true)
+			if [ "$rc" -ne 0 ] || [ -z "$lines" ]; then
+				echo "bench: $name on $k (run $rep) failed (exit $rc); see ${log#"$MS_TOP"/}"
+				failed=$((failed + 1))
+				continue
+			fi
+			while read -r _ metric value unit; do
+				echo "$name,$k,$rep,$metric,$value,$unit" >>"$csv"
+				printf 'bench: %-18s %-8s run %d  %-22s %12s %s\n' \
+					"$name" "$k" "$rep" "$metric" "$value" "$unit"
+			done <<<"$lines"
+		done
+	done
+done
+
+# Debian's python3, which has the matplotlib deps.sh installed.
+/usr/bin/python3 "$here/bench-report.py" "$csv" "$out"
+if [ "$failed" -gt 0 ]; then
+	echo "bench: $failed runs failed"
+	exit 1
+fi

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mad_bench_kmod - the MAD layer's own cost per exchange, without ib_umad.
+ *
+ * Loaded with a device name, it registers two GSI agents on port 1 of that
+ * device: a responder for GET of vendor class 0x32 (with an OUI), which
+ * answers each request at once, and a requester that keeps @window GETs
+ * outstanding to it, reposting each buffer from its send handler when the
+ * response has matched it.  Both agents use the public MAD API only, so
+ * the same module builds against our tree and pristine 6.12.
+ *
+ * With @background > 0 the requester first posts that many GETs to a QP
+ * that does not exist, with a timeout longer than the run: they stay
+ * outstanding all along, and every response of the measured exchanges is
+ * matched among them.  That is the cost a client with many requests in
+ * flight (an SA client under load, ib_umad with many users) pays per
+ * response.
+ *
+ * Counting starts one second after the first exchange completed (by then
+ * the background GETs have left the send queue) and lasts @seconds; then
+ * the module logs one line:
+ *
+ *   mad_bench_kmod window=W background=B seconds=S answered=N timeouts=T
+ *   errors=E rate=R ns_per_exchange=X
+ *
+ * and loads (so a script can read the line and unload it) only if every
+ * exchange was answered.
+ */
+
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+
+#define BENCH_CLASS		0x32
+#define BENCH_ATTR		cpu_to_be16(0xff31)
+#define BENCH_TIMEOUT_MS	2000
+#define BENCH_WARMUP_MS		1000
+#define BENCH_NO_QPN		0xabcde
+
+static char *bench_dev = "rxe-veth0";
+module_param_named(dev, bench_dev, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device to run on (port 1)");
+
+static unsigned int window = 16;
+module_param(window, uint, 0444);
+MODULE_PARM_DESC(window, "GETs kept outstanding to the responder");
+
+static unsigned int background;
+module_param(background, uint, 0444);
+MODULE_PARM_DESC(background, "GETs left outstanding to nobody during the run");
+
+static unsigned int seconds = 10;
+module_param(seconds, uint, 0444);
+MODULE_PARM_DESC(seconds, "measured time, after one second of warm-up");
+
+static const u8 bench_oui[3] = { 0x00, 0x14, 0x05 };
+
+/**
+ * struct mad_bench - one run
+ * @dev: the device, referenced
+ * @req: requester agent
+ * @resp: responder agent
+ * @ah: address of our own port's QP1, shared by both agents
+ * @next_tid: low 32 bits of the next TID
+ * @start: when counting starts (after the warm-up); 0 until then
+ * @end: when counting ends; 0 until then
+ * @stop: set once the run is over: the send handler stops reposting
+ * @answered: exchanges answered between @start and @end
+ * @timeouts: exchanges that failed between @start and @end
+ * @errors: responses or reposts that could not be sent
+ * @live: buffers not yet returned by their last send handler call
+ * @all_back: completed when @live drops to 0
+ * @first_back: completed when the first exchange to the responder did
+ */
+struct mad_bench {
+	struct ib_device *dev;
+	struct ib_mad_agent *req;
+	struct ib_mad_agent *resp;
+	struct ib_ah *ah;
+	atomic_t next_tid;
+	ktime_t start;
+	ktime_t end;
+	bool stop;
+	atomic_long_t answered;
+	atomic_long_t timeouts;
+	atomic_long_t errors;
+	atomic_t live;
+	struct completion all_back;
+	struct completion first_back;
+};
+
+static void mad_bench_put_buf(struct mad_bench *b, struct ib_mad_send_buf *buf)
+{
+	ib_free_send_mad(buf);
+	if (atomic_dec_and_test(&b->live))
+		complete(&b->all_back);
+}
+
+/* Give @buf the next TID of the requester and post it. */
+static int mad_bench_post_get(struct mad_bench *b, struct ib_mad_send_buf *buf)
+{
+	struct ib_mad_hdr *hdr = buf->mad;
+
+	hdr->tid = cpu_to_be64(((u64)b->req->hi_tid << 32) |
+			       (u32)atomic_inc_return(&b->next_tid));
+	return ib_post_send_mad(buf, NULL);
+}
+
+static struct ib_mad_send_buf *mad_bench_new_get(struct mad_bench *b, u32 qpn,
+						 int timeout_ms)
+{
+	struct ib_mad_send_buf *buf;
+	struct ib_vendor_mad *mad;
+
+	buf = ib_create_send_mad(b->req, qpn, 0, 0, IB_MGMT_VENDOR_HDR,
+				 IB_MGMT_MAD_SIZE - IB_MGMT_VENDOR_HDR,
+				 GFP_KERNEL, IB_MGMT_BASE_VERSION);
+	if (IS_ERR(buf))
+		return buf;
+	mad = buf->mad;
+	mad->mad_hdr.base_version = IB_MGMT_BASE_VERSION;
+	mad->mad_hdr.mgmt_class = BENCH_CLASS;
+	mad->mad_hdr.class_version = 1;
+	mad->mad_hdr.method = IB_MGMT_METHOD_GET;
+	mad->mad_hdr.attr_id = BENCH_ATTR;
+	memcpy(mad->oui, bench_oui, sizeof(bench_oui));
+	buf->ah = b->ah;
+	/* context[0] marks a background GET, which is never reposted. */
+	buf->context[0] = qpn == BENCH_NO_QPN ? b : NULL;
+	buf->timeout_ms = timeout_ms;
+	buf->retries = 0;
+	return buf;
+}
+
+/* A GET of the requester completed: count it, then post it again. */
+static void mad_bench_req_send(struct ib_mad_agent *agent,
+			       struct ib_mad_send_wc *wc)
+{
+	struct mad_bench *b = agent->context;
+	ktime_t now = ktime_get();
+
+	if (!wc->send_buf->context[0])
+		complete(&b->first_back);
+	if (ktime_after(now, READ_ONCE(b->start)) &&
+	    ktime_before(now, READ_ONCE(b->end))) {
+		if (wc->status == IB_WC_SUCCESS)
+			atomic_long_inc(&b->answered);
+		else
+			atomic_long_inc(&b->timeouts);
+	}
+	if (READ_ONCE(b->stop) || wc->send_buf->context[0]) {
+		mad_bench_put_buf(b, wc->send_buf);
+		return;
+	}
+	if (mad_bench_post_get(b, wc->send_buf)) {
+		atomic_long_inc(&b->errors);
+		mad_bench_put_buf(b, wc->send_buf);
+	}
+}
+
+static void mad_bench_req_recv(struct ib_mad_agent *agent,
+			       struct ib_mad_send_buf *send_buf,
+			       struct ib_mad_recv_wc *recv_wc)
+{
+	ib_free_recv_mad(recv_wc);
+}
+
+/* The responder answers every GET with a GET_RESP carrying its bytes. */
+static void mad_bench_resp_recv(struct ib_mad_agent *agent,
+				struct ib_mad_send_buf *send_buf,
+				struct ib_mad_recv_wc *recv_wc)
+{
+	struct mad_bench *b = agent->context;
+	struct ib_mad_send_buf *rsp;
+
+	if (recv_wc->recv_buf.mad->mad_hdr.method != IB_MGMT_METHOD_GET)
+		goto out;
+	rsp = ib_create_send_mad(agent, recv_wc->wc->src_qp,
+				 recv_wc->wc->pkey_index, 0, IB_MGMT_VENDOR_HDR,
+				 IB_MGMT_MAD_SIZE - IB_MGMT_VENDOR_HDR,
+				 GFP_KERNEL, IB_MGMT_BASE_VERSION);
+	if (IS_ERR(rsp)) {
+		atomic_long_inc(&b->errors);
+		goto out;
+	}
+	memcpy(rsp->mad, recv_wc->recv_buf.mad, IB_MGMT_MAD_SIZE);
+	((struct ib_mad_hdr *)rsp->mad)->method = IB_MGMT_METHOD_GET_RESP;
+	rsp->ah = b->ah;
+	if (ib_post_send_mad(rsp, NULL)) {
+		atomic_long_inc(&b->errors);
+		ib_free_send_mad(rsp);
+	}
+out:
+	ib_free_recv_mad(recv_wc);
+}
+
+static void mad_bench_resp_send(struct ib_mad_agent *agent,
+				struct ib_mad_send_wc *wc)
+{
+	ib_free_send_mad(wc->send_buf);
+}
+
+/* An address handle for our own port: by GID 0 on RoCE, by LID on IB. */
+static struct ib_ah *mad_bench_self_ah(struct mad_bench *b)
+{
+	struct rdma_ah_attr attr = {};
+	struct ib_port_attr pattr;
+	union ib_gid gid;
+	int ret;
+
+	attr.type = rdma_ah_find_type(b->dev, 1);
+	rdma_ah_set_port_num(&attr, 1);
+	if (rdma_protocol_roce(b->dev, 1)) {
+		ret = rdma_query_gid(b->dev, 1, 0, &gid);
+		if (ret)
+			return ERR_PTR(ret);
+		rdma_ah_set_grh(&attr, &gid, 0, 0, 64, 0);
+	} else {
+		ret = ib_query_port(b->dev, 1, &pattr);
+		if (ret)
+			return ERR_PTR(ret);
+		rdma_ah_set_dlid(&attr, pattr.lid);
+	}
+	return rdma_create_ah(b->req->qp->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+}
+
+static int mad_bench_agents(struct mad_bench *b)
+{
+	struct ib_mad_reg_req reg = {
+		.mgmt_class = BENCH_CLASS,
+		.mgmt_class_version = 1,
+	};
+
+	memcpy(reg.oui, bench_oui, sizeof(bench_oui));
+	set_bit(IB_MGMT_METHOD_GET, reg.method_mask);
+	b->resp = ib_register_mad_agent(b->dev, 1, IB_QPT_GSI, &reg, 0,
+					mad_bench_resp_send,
+					mad_bench_resp_recv, b, 0);
+	if (IS_ERR(b->resp))
+		return PTR_ERR(b->resp);
+	b->req = ib_register_mad_agent(b->dev, 1, IB_QPT_GSI, NULL, 0,
+				       mad_bench_req_send, mad_bench_req_recv,
+				       b, 0);
+	if (IS_ERR(b->req)) {
+		ib_unregister_mad_agent(b->resp);
+		return PTR_ERR(b->req);
+	}
+	return 0;
+}
+
+/* Post @n GETs to @qpn with @timeout_ms; each counts in @live once posted. */
+static int mad_bench_post_many(struct mad_bench *b, unsigned int n, u32 qpn,
+			       int timeout_ms)
+{
+	struct ib_mad_send_buf *buf;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		buf = mad_bench_new_get(b, qpn, timeout_ms);
+		if (IS_ERR(buf))
+			return PTR_ERR(buf);
+		atomic_inc(&b->live);
+		ret = mad_bench_post_get(b, buf);
+		if (ret) {
+			mad_bench_put_buf(b, buf);
+			return ret;
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+static void mad_bench_report(struct mad_bench *b)
+{
+	long answered = atomic_long_read(&b->answered);
+	u64 ns = (u64)seconds * NSEC_PER_SEC;
+
+	pr_info("mad_bench_kmod window=%u background=%u seconds=%u answered=%ld timeouts=%ld errors=%ld rate=%llu ns_per_exchange=%llu\n",
+		window, background, seconds, answered,
+		atomic_long_read(&b->timeouts), atomic_long_read(&b->errors),
+		answered ? div64_u64((u64)answered * NSEC_PER_SEC, ns) : 0,
+		answered ? div64_u64(ns, answered) : 0);
+}
+
+static int mad_bench_run(struct mad_bench *b)
+{
+	int bg_timeout = (BENCH_WARMUP_MS + seconds * MSEC_PER_SEC) * 2 +
+			 5 * 60 * MSEC_PER_SEC;
+	ktime_t start;
+	int ret;
+
+	ret = mad_bench_post_many(b, background, BENCH_NO_QPN, bg_timeout);
+	if (ret)
+		return ret;
+	ret = mad_bench_post_many(b, window, 1, BENCH_TIMEOUT_MS);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&b->first_back, 120 * HZ))
+		return -ETIMEDOUT;
+	start = ktime_add_ms(ktime_get(), BENCH_WARMUP_MS);
+	WRITE_ONCE(b->start, start);
+	WRITE_ONCE(b->end, ktime_add_ms(start, seconds * MSEC_PER_SEC));
+	msleep(BENCH_WARMUP_MS + seconds * MSEC_PER_SEC);
+	return 0;
+}
+
+static int __init mad_bench_init(void)
+{
+	struct mad_bench *b;
+	int ret;
+
+	if (!window || !seconds)
+		return -EINVAL;
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	init_completion(&b->all_back);
+	init_completion(&b->first_back);
+	atomic_set(&b->live, 1);	/* the run's own, dropped at the end */
+	b->dev = ib_device_get_by_name(bench_dev, RDMA_DRIVER_UNKNOWN);
+	if (!b->dev) {
+		ret = -ENODEV;
+		goto free;
+	}
+	ret = mad_bench_agents(b);
+	if (ret)
+		goto put_dev;
+	b->ah = mad_bench_self_ah(b);
+	if (IS_ERR(b->ah)) {
+		ret = PTR_ERR(b->ah);
+		goto unregister;
+	}
+
+	ret = mad_bench_run(b);
+	WRITE_ONCE(b->stop, true);
+	/* Unregistering cancels the background GETs and waits for handlers. */
+	ib_unregister_mad_agent(b->req);
+	if (atomic_dec_and_test(&b->live))
+		complete(&b->all_back);
+	wait_for_completion(&b->all_back);
+	ib_unregister_mad_agent(b->resp);
+	rdma_destroy_ah(b->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	ib_device_put(b->dev);
+	mad_bench_report(b);
+	if (!ret && (!atomic_long_read(&b->answered) ||
+		     atomic_long_read(&b->timeouts) ||
+		     atomic_long_read(&b->errors)))
+		ret = -EIO;
+	kfree(b);
+	return ret;
+
+unregister:
+	ib_unregister_mad_agent(b->req);
+	ib_unregister_mad_agent(b->resp);
+put_dev:
+	ib_device_put(b->dev);
+free:
+	kfree(b);
+	return ret;
+}
+
+static void __exit mad_bench_exit(void)
+{
+}
+
+module_init(mad_bench_init);
+module_exit(mad_bench_exit);
+
+MODULE_DESCRIPTION("MAD layer benchmark: GET/GET_RESP between two agents");
+MODULE_LICENSE("GPL");
