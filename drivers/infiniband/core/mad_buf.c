@@ -72,6 +72,7 @@ static void ib_mad_init_send_wr(struct ib_mad_send_wr_private *wr,
 	u32 lkey = agent->qp->pd->local_dma_lkey;
 
 	INIT_LIST_HEAD(&wr->agent_list);
+	RB_CLEAR_NODE(&wr->wait_node);
 	INIT_HLIST_NODE(&wr->tid_node);
 	INIT_LIST_HEAD(&wr->rmpp_list);
 	wr->state = IB_MAD_SEND_IDLE;

@@ -42,6 +42,7 @@
 #include <linux/completion.h>
 #include <linux/hashtable.h>
 #include <linux/list.h>
+#include <linux/rbtree.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -140,12 +141,15 @@ struct ib_rmpp_segment {
  * @agent: what the client sees; security.c uses it via container_of()
  * @reg_req: copy of the registration request, NULL for send-only agents
  * @qp_info: QP0 or QP1 of the port the agent is on
- * @lock: protects every send of the agent (state, @send_hash, @wait_list,
+ * @lock: protects every send of the agent (state, @send_hash, @wait_tree,
  *	@done_list) and the RMPP receive state (@rmpp_hash,
  *	@rmpp_recvs). Nests inside
  *	ib_mad_port_private.reg_lock and outside ib_mad_queue.lock.
  * @send_hash: outstanding sends (state ON_WIRE, WAIT_RESP) keyed by TID
- * @wait_list: sends in WAIT_RESP, sorted by @timeout deadline
+ * @wait_tree: sends in WAIT_RESP, ordered by @timeout deadline (equal
+ *	deadlines in the order they began to wait), the earliest cached:
+ *	a send starts or stops waiting in O(log n) whatever the timeouts of
+ *	the others
  * @done_list: sends whose send handler must run from @timed_work
  * @timed_work: runs timeouts and deferred completions; on the port's wq
  * @rmpp_hash: RMPP reassemblies, collecting or recently finished, keyed by
@@ -167,7 +171,7 @@ struct ib_mad_agent_private {
 	/* protects the agent's sends and RMPP state, see above */
 	spinlock_t lock;
 	DECLARE_HASHTABLE(send_hash, IB_MAD_SEND_HASH_BITS);
-	struct list_head wait_list;
+	struct rb_root_cached wait_tree;
 	struct list_head done_list;
 	struct delayed_work timed_work;
 	DECLARE_HASHTABLE(rmpp_hash, IB_MAD_RMPP_HASH_BITS);
@@ -238,7 +242,8 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
 /**
  * struct ib_mad_send_wr_private - a send buffer and its lifecycle
  * @mad_list: linkage on the QP send queue or overflow list
- * @agent_list: linkage on the agent's @wait_list or @done_list
+ * @agent_list: linkage on the agent's @done_list
+ * @wait_node: linkage in the agent's @wait_tree; cleared when not in it
  * @tid_node: linkage in the agent's @send_hash
  * @mad_agent_priv: owning agent (holds a reference while the buffer lives)
  * @send_buf: what the client sees
@@ -280,6 +285,7 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
 struct ib_mad_send_wr_private {
 	struct ib_mad_list_head mad_list;
 	struct list_head agent_list;
+	struct rb_node wait_node;
 	struct hlist_node tid_node;
 	struct ib_mad_agent_private *mad_agent_priv;
 	struct ib_mad_send_buf send_buf;

@@ -493,7 +493,7 @@ ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 	priv->qp_info = qp_info;
 	spin_lock_init(&priv->lock);
 	hash_init(priv->send_hash);
-	INIT_LIST_HEAD(&priv->wait_list);
+	priv->wait_tree = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&priv->done_list);
 	hash_init(priv->rmpp_hash);
 	INIT_DELAYED_WORK(&priv->timed_work, ib_mad_agent_timed_work);

@@ -7,7 +7,7 @@
  * mad_priv.h for the diagram), always under its agent's lock. Outstanding
  * sends (ON_WIRE, WAIT_RESP) sit in the agent's TID hash so that responses,
  * RMPP ACKs and cancels find them without scanning; sends waiting for a
- * response also sit on the agent's wait_list, sorted by deadline, which a
+ * response also sit in the agent's wait tree, ordered by deadline, which a
  * single delayed work per agent serves.
  *
  * The send handler runs exactly once per posted buffer, never from
@@ -27,16 +27,46 @@
 
 /* State machine helpers (agent lock held) ------------------------------ */
 
+static bool ib_mad_wait_before(struct rb_node *a, const struct rb_node *b)
+{
+	return time_before(rb_entry(a, struct ib_mad_send_wr_private,
+				    wait_node)->timeout,
+			   rb_entry(b, struct ib_mad_send_wr_private,
+				    wait_node)->timeout);
+}
+
+/* Take a send out of the wait tree, if it is there. Agent lock held. */
+static void ib_mad_send_unwait_locked(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+
+	lockdep_assert_held(&priv->lock);
+	if (RB_EMPTY_NODE(&wr->wait_node))
+		return;
+	rb_erase_cached(&wr->wait_node, &priv->wait_tree);
+	RB_CLEAR_NODE(&wr->wait_node);
+}
+
+/* The earliest deadline's send, or NULL. Agent lock held. */
+static struct ib_mad_send_wr_private *
+ib_mad_agent_first_wait_locked(struct ib_mad_agent_private *priv)
+{
+	struct rb_node *node = rb_first_cached(&priv->wait_tree);
+
+	return node ? rb_entry(node, struct ib_mad_send_wr_private, wait_node) :
+		      NULL;
+}
+
 static void ib_mad_send_unhash_locked(struct ib_mad_send_wr_private *wr)
 {
 	lockdep_assert_held(&wr->mad_agent_priv->lock);
 	hash_del(&wr->tid_node);
-	list_del_init(&wr->agent_list);
+	ib_mad_send_unwait_locked(wr);
 }
 
 /*
  * Arm the agent's work: now if completions wait on the done list, else for
- * the earliest deadline on the wait list.
+ * the earliest deadline in the wait tree.
  */
 static void ib_mad_agent_rearm_locked(struct ib_mad_agent_private *priv)
 {
@@ -45,11 +75,9 @@ static void ib_mad_agent_rearm_locked(struct ib_mad_agent_private *priv)
 
 	lockdep_assert_held(&priv->lock);
 	if (list_empty(&priv->done_list)) {
-		if (list_empty(&priv->wait_list))
+		first = ib_mad_agent_first_wait_locked(priv);
+		if (!first)
 			return;
-		first = list_first_entry(&priv->wait_list,
-					 struct ib_mad_send_wr_private,
-					 agent_list);
 		delay = max_t(long, (long)(first->timeout - jiffies), 0);
 	}
 	mod_delayed_work(ib_mad_agent_port(priv)->wq, &priv->timed_work, delay);
@@ -136,7 +164,7 @@ int ib_mad_send_post_locked(struct ib_mad_send_wr_private *wr)
 
 	wr->wr_inflight++;
 	wr->state = IB_MAD_SEND_ON_WIRE;
-	list_del_init(&wr->agent_list);		/* off the wait list */
+	ib_mad_send_unwait_locked(wr);
 	trace_ib_mad_send_post(wr);
 	return 0;
 
@@ -154,7 +182,7 @@ err_unmap_header:
  * @wr: an ON_WIRE send with no work request in flight, or a WAIT_RESP one
  * @timeout_ms: how long to wait from now
  *
- * The send moves to WAIT_RESP, sorted into the agent's wait list. When the
+ * The send moves to WAIT_RESP, into the agent's wait tree. When the
  * time is up the timed work retries it or completes it with
  * IB_WC_RESP_TIMEOUT_ERR.
  *
@@ -164,24 +192,17 @@ void ib_mad_send_wait_locked(struct ib_mad_send_wr_private *wr,
 			     unsigned int timeout_ms)
 {
 	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
-	struct ib_mad_send_wr_private *pos;
 
 	lockdep_assert_held(&priv->lock);
 	if (WARN_ON_ONCE(wr->wr_inflight ||
 			 (wr->state != IB_MAD_SEND_ON_WIRE &&
 			  wr->state != IB_MAD_SEND_WAIT_RESP)))
 		return;
-	list_del_init(&wr->agent_list);
+	ib_mad_send_unwait_locked(wr);
 	wr->state = IB_MAD_SEND_WAIT_RESP;
 	wr->timeout = jiffies + msecs_to_jiffies(timeout_ms);
-
-	/* Timeouts are mostly equal: search from the tail. */
-	list_for_each_entry_reverse(pos, &priv->wait_list, agent_list)
-		if (!time_before(wr->timeout, pos->timeout))
-			break;
-	list_add(&wr->agent_list, &pos->agent_list);
-	if (priv->wait_list.next == &wr->agent_list)
-		ib_mad_agent_rearm_locked(priv);
+	if (rb_add_cached(&wr->wait_node, &priv->wait_tree, ib_mad_wait_before))
+		ib_mad_agent_rearm_locked(priv);	/* the new earliest */
 }
 
 /*
@@ -320,7 +341,7 @@ EXPORT_SYMBOL_IF_KUNIT(ib_mad_send_wc_done);
  * ib_mad_send_response_begin_locked() - a response matched this send
  * @wr: the send, found by ib_mad_find_send_locked()
  *
- * The send leaves the TID hash and the wait list and becomes RESPONDED;
+ * The send leaves the TID hash and the wait tree and becomes RESPONDED;
  * its completion waits for ib_mad_send_response_done() and for any work
  * request still in flight.
  *
@@ -650,7 +671,7 @@ static bool ib_mad_send_retry_locked(struct ib_mad_send_wr_private *wr)
 }
 
 /*
- * Move expired sends off the wait list, retried or onto the done list, at
+ * Move expired sends out of the wait tree, retried or onto the done list, at
  * most @budget of them. Agent lock held.
  */
 static void ib_mad_agent_expire_locked(struct ib_mad_agent_private *priv,
@@ -659,12 +680,11 @@ static void ib_mad_agent_expire_locked(struct ib_mad_agent_private *priv,
 	struct ib_mad_send_wr_private *wr;
 
 	lockdep_assert_held(&priv->lock);
-	while (budget-- > 0 && !list_empty(&priv->wait_list)) {
-		wr = list_first_entry(&priv->wait_list,
-				      struct ib_mad_send_wr_private, agent_list);
-		if (time_before(jiffies, wr->timeout))
+	while (budget-- > 0) {
+		wr = ib_mad_agent_first_wait_locked(priv);
+		if (!wr || time_before(jiffies, wr->timeout))
 			break;
-		list_del_init(&wr->agent_list);
+		ib_mad_send_unwait_locked(wr);
 		if (ib_mad_send_retry_locked(wr))
 			continue;
 		if (wr->status == IB_WC_SUCCESS)
