@@ -929,6 +929,48 @@ static void mad_test_send_mass_timeout(struct kunit *test)
 		ib_free_send_mad(bufs[i]);
 }
 
+/*
+ * Sends wait in deadline order whatever order they were posted in: a short
+ * timeout posted behind long ones, and a long one shortened with
+ * ib_modify_mad(), expire first and alone.
+ */
+static void mad_test_send_deadline_order(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *lng[3], *shrt;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(lng); i++) {
+		lng[i] = mad_test_send(test, env, 0x20 + i, 10000, 0);
+		KUNIT_ASSERT_EQ(test, ib_post_send_mad(lng[i], NULL), 0);
+		mad_test_wire_done(lng[i], IB_WC_SUCCESS);
+	}
+	shrt = mad_test_send(test, env, 0x30, 10, 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(shrt, NULL), 0);
+	mad_test_wire_done(shrt, IB_WC_SUCCESS);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, mad_test_state(shrt), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+
+	/* The middle one of the long waits becomes the earliest. */
+	KUNIT_ASSERT_EQ(test, ib_modify_mad(lng[1], 10), 0);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	KUNIT_EXPECT_EQ(test, mad_test_state(lng[1]), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, mad_test_state(lng[0]), IB_MAD_SEND_WAIT_RESP);
+	KUNIT_EXPECT_EQ(test, mad_test_state(lng[2]), IB_MAD_SEND_WAIT_RESP);
+
+	for (i = 0; i < ARRAY_SIZE(lng); i += 2)
+		KUNIT_EXPECT_EQ(test, ib_modify_mad(lng[i], 0), 0);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 4);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_WR_FLUSH_ERR);
+	for (i = 0; i < ARRAY_SIZE(lng); i++)
+		ib_free_send_mad(lng[i]);
+	ib_free_send_mad(shrt);
+}
+
 static void mad_test_send_modify(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env(test);
@@ -1587,6 +1629,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_send_cancel_waiting),
 	KUNIT_CASE(mad_test_send_retries),
 	KUNIT_CASE(mad_test_send_mass_timeout),
+	KUNIT_CASE(mad_test_send_deadline_order),
 	KUNIT_CASE(mad_test_send_modify),
 	KUNIT_CASE(mad_test_send_error),
 	KUNIT_CASE(mad_test_send_failed_post),

@@ -205,9 +205,14 @@ static void mad_bench_resp_send(struct ib_mad_agent *agent,
 	ib_free_send_mad(wc->send_buf);
 }
 
-/* An address handle for our own port: by GID 0 on RoCE, by LID on IB. */
+/*
+ * An address handle for our own port: on RoCE by GID 0, with our own MAC
+ * as destination (a kernel AH's MAC is the caller's to fill in); on IB by
+ * LID.
+ */
 static struct ib_ah *mad_bench_self_ah(struct mad_bench *b)
 {
+	const struct ib_gid_attr *sgid;
 	struct rdma_ah_attr attr = {};
 	struct ib_port_attr pattr;
 	union ib_gid gid;
@@ -216,10 +221,15 @@ static struct ib_ah *mad_bench_self_ah(struct mad_bench *b)
 	attr.type = rdma_ah_find_type(b->dev, 1);
 	rdma_ah_set_port_num(&attr, 1);
 	if (rdma_protocol_roce(b->dev, 1)) {
-		ret = rdma_query_gid(b->dev, 1, 0, &gid);
+		sgid = rdma_get_gid_attr(b->dev, 1, 0);
+		if (IS_ERR(sgid))
+			return ERR_CAST(sgid);
+		gid = sgid->gid;
+		rdma_ah_set_grh(&attr, &gid, 0, 0, 64, 0);
+		ret = rdma_read_gid_l2_fields(sgid, NULL, attr.roce.dmac);
+		rdma_put_gid_attr(sgid);
 		if (ret)
 			return ERR_PTR(ret);
-		rdma_ah_set_grh(&attr, &gid, 0, 0, 64, 0);
 	} else {
 		ret = ib_query_port(b->dev, 1, &pattr);
 		if (ret)
