@@ -42,16 +42,6 @@
 
 static const uint8_t bench_oui[3] = { 0x00, 0x14, 0x05 };
 
-struct vendor_mad {
-	struct umad_hdr hdr;
-	struct umad_rmpp_hdr rmpp;
-	uint8_t reserved;
-	uint8_t oui[3];
-	uint8_t data[216];
-} __attribute__((packed));
-
-_Static_assert(sizeof(struct vendor_mad) == MAD_SIZE, "a MAD is 256 bytes");
-
 struct msg {
 	struct ib_user_mad umad;
 	struct vendor_mad mad;

@@ -40,6 +40,17 @@ _Static_assert(sizeof(struct umad_hdr) == 24, "the MAD header is 24 bytes");
 _Static_assert(sizeof(struct umad_rmpp_hdr) == 12,
 	       "the RMPP header is 12 bytes");
 
+/* A MAD of a vendor class of range 2: its headers, the OUI, the data. */
+struct vendor_mad {
+	struct umad_hdr hdr;
+	struct umad_rmpp_hdr rmpp;
+	uint8_t reserved;
+	uint8_t oui[3];
+	uint8_t data[216];
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct vendor_mad) == MAD_SIZE, "a MAD is 256 bytes");
+
 /*
  * Address a MAD to QP @qpn of the port with GID @dgid, with QP1's Q_Key:
  * RoCE has no LIDs, a GRH from our GID @sgid_index addresses the port.

@@ -40,17 +40,6 @@
 
 static const uint8_t test_oui[3] = { 0x00, 0x14, 0x05 };
 
-/* A MAD of a vendor class of range 2: its headers, the OUI, the data. */
-struct vendor_mad {
-	struct umad_hdr hdr;
-	struct umad_rmpp_hdr rmpp;
-	uint8_t reserved;
-	uint8_t oui[3];
-	uint8_t data[216];
-} __attribute__((packed));
-
-_Static_assert(sizeof(struct vendor_mad) == MAD_SIZE, "a MAD is 256 bytes");
-
 static const char *dev_name;
 static int port_num = 1;
 static int gid_index;
