@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ibdevsim: a simulated InfiniBand fabric.  Private declarations shared by
+ * the files of the module.
+ *
+ * A fabric is a set of nodes (HCAs and switches) created at run time
+ * through /sys/bus/ibdevsim/.  Every node has ports; a cable joins two
+ * ports of two nodes.  An HCA registers an ib_device whose ports have an
+ * InfiniBand link layer; a switch lives only inside the module.  Packets
+ * (struct ibdevsim_pkt) leave a port through its cable and are handled by
+ * the node at the other end: an HCA hands them to the QP they name, a
+ * switch forwards them (directed route or linear forwarding table) or
+ * gives them to its own SMA.
+ */
+
+#ifndef IBDEVSIM_H
+#define IBDEVSIM_H
+
+#include <linux/device.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_smi.h>
+#include <rdma/ib_verbs.h>
+
+#define IBDEVSIM_MAX_PORTS		36
+#define IBDEVSIM_PKEY_TBL_LEN		32
+#define IBDEVSIM_GID_TBL_LEN		1
+#define IBDEVSIM_MTU			4096
+#define IBDEVSIM_MAX_HOPS		64
+#define IBDEVSIM_LFT_CAP		49152
+#define IBDEVSIM_MFT_CAP		256
+#define IBDEVSIM_MFT_POSITIONS		3
+#define IBDEVSIM_DMA_LKEY		0x1000
+#define IBDEVSIM_VENDOR_ID		0x0ff1c0
+#define IBDEVSIM_HCA_DEVICE_ID		0x1dc0
+#define IBDEVSIM_SW_DEVICE_ID		0x1dc1
+#define IBDEVSIM_DEFAULT_GID_PREFIX	0xfe80000000000000ULL
+#define IBDEVSIM_MCAST_LID_BASE		0xc000
+#define IBDEVSIM_SMP_LEN		sizeof(struct ib_smp)
+
+/* PortInfo values that never change in the simulator. */
+#define IBDEVSIM_WIDTH_SUPPORTED	3	/* 1x, 4x */
+#define IBDEVSIM_WIDTH_ACTIVE		2	/* 4x */
+#define IBDEVSIM_SPEED_SUPPORTED	7	/* 2.5, 5, 10 Gb/s per lane */
+#define IBDEVSIM_SPEED_ACTIVE		4	/* 10 Gb/s per lane (QDR) */
+#define IBDEVSIM_MTU_CAP		5	/* 4096 */
+#define IBDEVSIM_VL_CAP			1	/* VL0 only */
+#define IBDEVSIM_RESP_TIME		16
+
+enum ibdevsim_node_type {
+	IBDEVSIM_NODE_HCA,
+	IBDEVSIM_NODE_SWITCH,
+};
+
+/**
+ * struct ibdevsim_port_state - what PortInfo shows of a port and the SM sets
+ *
+ * Logical and physical states use the PortInfo encodings (which are the
+ * values of enum ib_port_state and enum ib_port_phys_state).
+ */
+struct ibdevsim_port_state {
+	u64 mkey;
+	u64 gid_prefix;
+	u32 cap_mask;
+	u16 lid;
+	u16 sm_lid;
+	u16 mkey_lease;
+	u16 mkey_violations;
+	u16 pkey_violations;
+	u16 qkey_violations;
+	u8 state;
+	u8 phys_state;
+	u8 link_down_default;
+	u8 lmc;
+	u8 mkey_protect;
+	u8 sm_sl;
+	u8 neighbor_mtu;
+	u8 width_enabled;
+	u8 speed_enabled;
+	u8 vl_high_limit;
+	u8 op_vls;
+	u8 enforcement;		/* PEI, PEO, FRI, FRO: low 4 bits */
+	u8 hoq_life;
+	u8 vl_stall;
+	u8 subnet_timeout;
+	u8 mcast_trap_suppress;
+};
+
+/**
+ * struct ibdevsim_port_caps - the fixed part of a port's PortInfo
+ * @local_port: the port an SMP came in on (PortInfo.LocalPortNum)
+ * @is_switch_port: an external port of a switch (no LID of its own)
+ * @guid_cap: GUIDCap
+ */
+struct ibdevsim_port_caps {
+	u8 local_port;
+	bool is_switch_port;
+	u8 guid_cap;
+};
+
+/**
+ * enum ibdevsim_port_change - what a PortInfo Set changed, for IB events
+ */
+enum ibdevsim_port_change {
+	IBDEVSIM_CHG_LID	= BIT(0),
+	IBDEVSIM_CHG_SM		= BIT(1),
+	IBDEVSIM_CHG_ACTIVE	= BIT(2),
+	IBDEVSIM_CHG_ERR	= BIT(3),
+	IBDEVSIM_CHG_REREG	= BIT(4),
+	IBDEVSIM_CHG_GID	= BIT(5),
+	IBDEVSIM_CHG_PKEY	= BIT(6),
+	IBDEVSIM_CHG_STATE	= BIT(7),
+};
+
+/** struct ibdevsim_counters - a port's PMA PortCounters (saturating) */
+struct ibdevsim_counters {
+	u64 xmit_data;		/* in 32-bit words, as PortXmitData counts */
+	u64 rcv_data;
+	u64 xmit_pkts;
+	u64 rcv_pkts;
+	u32 xmit_discards;
+	u32 rcv_errors;
+	u32 vl15_dropped;
+	u32 link_downed;
+};
+
+struct ibdevsim_node;
+struct ibdevsim_qp;
+
+/**
+ * struct ibdevsim_port - one port of a node
+ * @node: the node the port belongs to
+ * @num: port number (0 is a switch's management port)
+ * @peer: the port at the other end of the cable, or NULL
+ * @st: the SM-visible state
+ * @pkeys: the P_Key table
+ * @sl2vl: SLtoVLMappingTable (one table per port, whatever the input port)
+ * @vlarb: VLArbitrationTable, four blocks of 32 entries
+ * @cnt: the PMA counters
+ * @qp0: the SMI QP of an HCA port, or NULL
+ * @qp1: the GSI QP of an HCA port, or NULL
+ *
+ * Everything here is protected by ibdevsim_fabric_lock.
+ */
+struct ibdevsim_port {
+	struct ibdevsim_node *node;
+	u8 num;
+	struct ibdevsim_port *peer;
+	struct ibdevsim_port_state st;
+	u16 pkeys[IBDEVSIM_PKEY_TBL_LEN];
+	u8 sl2vl[8];
+	u8 vlarb[4][64];
+	struct ibdevsim_counters cnt;
+	struct ibdevsim_qp *qp0;
+	struct ibdevsim_qp *qp1;
+};
+
+/**
+ * struct ibdevsim_switch - the forwarding state of a switch node
+ *
+ * Protected by ibdevsim_fabric_lock.
+ */
+struct ibdevsim_switch {
+	u8 *lft;
+	u16 lft_top;
+	u16 mft_top;
+	u16 mft[IBDEVSIM_MFT_CAP][IBDEVSIM_MFT_POSITIONS];
+	u8 default_port;
+	u8 default_mcast_primary;
+	u8 default_mcast_not_primary;
+	u8 lifetime;
+	bool port_state_change;
+};
+
+struct ibdevsim_hca;
+
+/**
+ * struct ibdevsim_node - an HCA or a switch of the fabric
+ * @dev: the node's device on the ibdevsim bus (owns this structure)
+ * @list: entry in the list of nodes (ibdevsim_topo_mutex)
+ * @id: the number user space chose for it
+ * @type: HCA or switch
+ * @guid: node GUID
+ * @nports: number of external ports
+ * @desc: NodeDescription of a switch (an HCA uses its ib_device's)
+ * @hca: the HCA's ib_device side, NULL for a switch
+ * @sw: forwarding state of a switch, NULL for an HCA
+ * @ports: ports 0..@nports (port 0 is used by switches only)
+ */
+struct ibdevsim_node {
+	struct device dev;
+	struct list_head list;
+	u32 id;
+	enum ibdevsim_node_type type;
+	u64 guid;
+	u8 nports;
+	char desc[IB_DEVICE_NODE_DESC_MAX];
+	struct ibdevsim_hca *hca;
+	struct ibdevsim_switch *sw;
+	struct ibdevsim_port ports[];
+};
+
+/**
+ * struct ibdevsim_hca - a simulated host channel adapter
+ * @ibdev: the RDMA core's device
+ * @node: the fabric node
+ * @qps: UD QPs by QP number; changes and lookups under
+ *	 ibdevsim_fabric_lock
+ * @qpn_next: the next QP number to try (under ibdevsim_fabric_lock)
+ */
+struct ibdevsim_hca {
+	struct ib_device ibdev;
+	struct ibdevsim_node *node;
+	struct xarray qps;
+	u32 qpn_next;
+};
+
+static inline struct ibdevsim_hca *to_hca(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct ibdevsim_hca, ibdev);
+}
+
+/**
+ * struct ibdevsim_pkt - a packet on the simulated wire
+ * @list: entry in a QP's send queue (or, later, a cable's delay queue)
+ * @slid: source LID
+ * @dlid: destination LID (0xffff: permissive)
+ * @sl: service level
+ * @vl15: a subnet management packet (QP0, VL15)
+ * @has_grh: @grh is present
+ * @has_imm: @imm is present
+ * @hops: switches crossed so far, to end forwarding loops
+ * @src_qpn: source QP
+ * @dest_qpn: destination QP
+ * @qkey: Q_Key (not checked for QP0)
+ * @pkey: P_Key
+ * @imm: immediate data
+ * @grh: the global route header when @has_grh
+ * @len: bytes in @data
+ * @data: the payload (a MAD for QP0/QP1)
+ */
+struct ibdevsim_pkt {
+	struct list_head list;
+	u16 slid;
+	u16 dlid;
+	u8 sl;
+	bool vl15;
+	bool has_grh;
+	bool has_imm;
+	u8 hops;
+	u32 src_qpn;
+	u32 dest_qpn;
+	u32 qkey;
+	u16 pkey;
+	__be32 imm;
+	struct ib_grh grh;
+	u32 len;
+	u8 data[] __counted_by(len);
+};
+
+/* Verbs objects. */
+
+struct ibdevsim_pd {
+	struct ib_pd ibpd;
+};
+
+struct ibdevsim_mr {
+	struct ib_mr ibmr;
+};
+
+struct ibdevsim_ah {
+	struct ib_ah ibah;
+	struct rdma_ah_attr attr;
+};
+
+/**
+ * struct ibdevsim_cq - a completion queue
+ * @ibcq: the core's CQ
+ * @lock: protects @wc, @head, @count, @notify and @overflow
+ * @wc: ring of completions
+ * @size: entries in @wc
+ * @head: index of the oldest completion
+ * @count: completions in the ring
+ * @notify: armed with IB_CQ_NEXT_COMP or IB_CQ_SOLICITED, or 0
+ * @overflow: a completion was lost because the ring was full
+ */
+struct ibdevsim_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;
+	struct ib_wc *wc;
+	u32 size;
+	u32 head;
+	u32 count;
+	u8 notify;
+	bool overflow;
+};
+
+/**
+ * struct ibdevsim_rwqe - a posted receive
+ * @wr_id: the caller's id
+ * @num_sge: entries used in @sge
+ * @sge: where the data goes
+ */
+struct ibdevsim_rwqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct ib_sge sge[];
+};
+
+/**
+ * struct ibdevsim_swqe - a posted send waiting for the send worker
+ * @list: entry in the QP's @sendq
+ * @wr_id: the caller's id
+ * @signaled: a completion is wanted
+ * @status: IB_WC_SUCCESS, or the error found when it was posted
+ * @opcode: the completion's opcode
+ * @byte_len: bytes sent
+ * @pkt: the packet to send (NULL when @status is an error)
+ */
+struct ibdevsim_swqe {
+	struct list_head list;
+	u64 wr_id;
+	bool signaled;
+	enum ib_wc_status status;
+	enum ib_wc_opcode opcode;
+	u32 byte_len;
+	struct ibdevsim_pkt *pkt;
+};
+
+/**
+ * struct ibdevsim_qp - a queue pair (SMI, GSI or UD)
+ * @ibqp: the core's QP
+ * @hca: the device
+ * @port: the port the QP is bound to
+ * @state: QP state (under @sq_lock and ibdevsim_fabric_lock to change;
+ *	   either to read)
+ * @qkey: Q_Key
+ * @pkey_index: P_Key index of a UD QP
+ * @sq_sig_all: every send completes
+ * @sq_lock: protects @sendq, @sq_used and @state
+ * @sendq: posted sends not yet on the wire
+ * @sq_used: sends posted and not completed
+ * @sq_max: send queue depth
+ * @max_send_sge: most SGEs in a send
+ * @send_work: moves @sendq to the wire
+ * @rq_lock: protects @rq, @rq_head and @rq_count
+ * @rq: ring of posted receives, @rq_stride bytes each
+ * @rq_stride: size of a struct ibdevsim_rwqe with @max_recv_sge SGEs
+ * @rq_max: receive queue depth
+ * @rq_head: oldest posted receive
+ * @rq_count: posted receives
+ * @max_recv_sge: most SGEs in a receive
+ */
+struct ibdevsim_qp {
+	struct ib_qp ibqp;
+	struct ibdevsim_hca *hca;
+	u8 port;
+	enum ib_qp_state state;
+	u32 qkey;
+	u16 pkey_index;
+	bool sq_sig_all;
+
+	spinlock_t sq_lock;
+	struct list_head sendq;
+	u32 sq_used;
+	u32 sq_max;
+	u32 max_send_sge;
+	struct work_struct send_work;
+
+	spinlock_t rq_lock;
+	void *rq;
+	size_t rq_stride;
+	u32 rq_max;
+	u32 rq_head;
+	u32 rq_count;
+	u32 max_recv_sge;
+};
+
+static inline struct ibdevsim_qp *to_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct ibdevsim_qp, ibqp);
+}
+
+static inline struct ibdevsim_cq *to_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct ibdevsim_cq, ibcq);
+}
+
+/* main.c: the topology */
+extern struct mutex ibdevsim_topo_mutex;
+
+/* fabric.c: cables and the packet path */
+extern spinlock_t ibdevsim_fabric_lock;
+extern struct workqueue_struct *ibdevsim_wq;
+
+void ibdevsim_port_init(struct ibdevsim_port *port, struct ibdevsim_node *node,
+			u8 num);
+int ibdevsim_cable_plug(struct ibdevsim_port *a, struct ibdevsim_port *b);
+int ibdevsim_cable_unplug(struct ibdevsim_port *port);
+void ibdevsim_xmit(struct ibdevsim_port *port, struct ibdevsim_pkt *pkt);
+struct ibdevsim_pkt *ibdevsim_pkt_alloc(u32 len, gfp_t gfp);
+void ibdevsim_port_events(struct ibdevsim_port *port, u32 changes);
+u32 ibdevsim_port_set_state_locked(struct ibdevsim_port *port, u8 state);
+
+/* sma.c: the subnet management and performance management agents */
+int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,
+			 const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+			 const struct ib_mad *in, struct ib_mad *out,
+			 size_t *out_size, u16 *out_pkey_index);
+struct ibdevsim_pkt *ibdevsim_switch_sma_locked(struct ibdevsim_port *in,
+						const struct ibdevsim_pkt *pkt);
+
+/* verbs.c: the ib_device side of an HCA */
+int ibdevsim_hca_register(struct ibdevsim_node *node);
+void ibdevsim_hca_unregister(struct ibdevsim_node *node);
+void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
+				const struct ibdevsim_pkt *pkt,
+				u16 pkey_index, u8 port);
+
+/* wire.c: pure logic on the wire formats (KUnit tested) */
+
+/**
+ * enum ibdevsim_dr_action - what a switch does with a directed-route SMP
+ * @IBDEVSIM_DR_DISCARD: drop it
+ * @IBDEVSIM_DR_FORWARD: send it out of the port given
+ * @IBDEVSIM_DR_LOCAL: give it to the switch's own SMA
+ * @IBDEVSIM_DR_LID_ROUTE: forward it by LID (to DrDLID or DrSLID)
+ */
+enum ibdevsim_dr_action {
+	IBDEVSIM_DR_DISCARD,
+	IBDEVSIM_DR_FORWARD,
+	IBDEVSIM_DR_LOCAL,
+	IBDEVSIM_DR_LID_ROUTE,
+};
+
+enum ibdevsim_dr_action ibdevsim_dr_switch_recv(struct ib_smp *smp,
+						u8 in_port, u8 nports,
+						u8 *out_port, u16 *lid);
+enum ibdevsim_dr_action ibdevsim_dr_switch_reply(struct ib_smp *smp,
+						 u8 nports, u8 *out_port);
+int ibdevsim_lft_lookup(const u8 *lft, u32 cap, u16 top, u16 dlid,
+			u8 nports, u8 in_port);
+void ibdevsim_portinfo_encode(const struct ibdevsim_port_state *st,
+			      const struct ibdevsim_port_caps *caps,
+			      struct ib_port_info *pi);
+int ibdevsim_portinfo_apply(struct ibdevsim_port_state *st,
+			    const struct ib_port_info *pi,
+			    bool is_switch_port, u32 *changes);
+void ibdevsim_nodeinfo_encode(struct ib_node_info *ni, u8 node_type,
+			      u8 nports, u64 guid, u64 port_guid,
+			      u16 partition_cap, u16 device_id, u8 local_port);
+int ibdevsim_pkey_find(const u16 *pkeys, u32 len, u16 pkey);
+
+#endif /* IBDEVSIM_H */

@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ibdevsim: the subnet management agent (SMA) and performance management
+ * agent (PMA) of every node.
+ *
+ * An HCA's agents answer through the device's process_mad(), which the
+ * MAD layer calls for each MAD received on QP0 and QP1 and for the SMPs
+ * its own port sends to itself.  A switch's agents answer the packets the
+ * fabric hands to its port 0.  Both read and change the fabric state under
+ * ibdevsim_fabric_lock.
+ */
+
+#include <linux/slab.h>
+#include <rdma/ib_pma.h>
+
+#include "ibdevsim.h"
+
+enum ibdevsim_sma_verdict {
+	IBDEVSIM_SMA_REPLY,	/* answer in the output MAD */
+	IBDEVSIM_SMA_PASS,	/* not for the agent: to the QP's consumers */
+	IBDEVSIM_SMA_CONSUMED,	/* taken, no answer */
+};
+
+#define IBDEVSIM_SWINFO_LEN	20
+
+static bool ibdevsim_is_switch(const struct ibdevsim_node *node)
+{
+	return node->type == IBDEVSIM_NODE_SWITCH;
+}
+
+static u64 ibdevsim_port_guid(const struct ibdevsim_node *node, u8 num)
+{
+	return ibdevsim_is_switch(node) ? node->guid : node->guid + num;
+}
+
+/*
+ * The port an attribute modifier names: an HCA takes 0 as the port the
+ * SMP came in on; a switch numbers its ports from 0.
+ */
+static struct ibdevsim_port *ibdevsim_sma_port(struct ibdevsim_node *node,
+					       u8 in_port, u32 num)
+{
+	if (!ibdevsim_is_switch(node) && !num)
+		num = in_port;
+	if (num > node->nports || (!ibdevsim_is_switch(node) && !num))
+		return NULL;
+	return &node->ports[num];
+}
+
+static u16 ibdevsim_sma_portinfo(struct ibdevsim_node *node, u8 in_port,
+				 struct ib_smp *smp, bool set,
+				 struct ibdevsim_port **chg_port, u32 *chg)
+{
+	struct ibdevsim_port *port;
+	struct ibdevsim_port_caps caps = {};
+	bool ext;
+
+	port = ibdevsim_sma_port(node, in_port, be32_to_cpu(smp->attr_mod));
+	if (!port)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	ext = ibdevsim_is_switch(node) && port->num;
+	if (set) {
+		if (ibdevsim_portinfo_apply(&port->st,
+					    (struct ib_port_info *)smp->data,
+					    ext, chg))
+			return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+		*chg_port = port;
+	}
+	caps.local_port = in_port;
+	caps.is_switch_port = ext;
+	caps.guid_cap = ext ? 0 : IBDEVSIM_GID_TBL_LEN;
+	ibdevsim_portinfo_encode(&port->st, &caps,
+				 (struct ib_port_info *)smp->data);
+	return 0;
+}
+
+static u16 ibdevsim_sma_pkeys(struct ibdevsim_node *node, u8 in_port,
+			      struct ib_smp *smp, bool set,
+			      struct ibdevsim_port **chg_port, u32 *chg)
+{
+	u32 mod = be32_to_cpu(smp->attr_mod);
+	u32 block = mod & 0xffff;
+	struct ibdevsim_port *port;
+	__be16 *wire = (__be16 *)smp->data;
+	bool changed = false;
+	int i;
+
+	port = ibdevsim_sma_port(node, in_port,
+				 ibdevsim_is_switch(node) ? mod >> 16 : 0);
+	if (!port || block >= IBDEVSIM_PKEY_TBL_LEN / 32)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	for (i = 0; i < 32; i++) {
+		u16 *entry = &port->pkeys[block * 32 + i];
+
+		if (set && *entry != be16_to_cpu(wire[i])) {
+			*entry = be16_to_cpu(wire[i]);
+			changed = true;
+		}
+		wire[i] = cpu_to_be16(*entry);
+	}
+	if (changed) {
+		*chg_port = port;
+		*chg |= IBDEVSIM_CHG_PKEY;
+	}
+	return 0;
+}
+
+static u16 ibdevsim_sma_guids(struct ibdevsim_node *node, u8 in_port,
+			      struct ib_smp *smp)
+{
+	struct ibdevsim_port *port;
+	__be64 *wire = (__be64 *)smp->data;
+
+	port = ibdevsim_sma_port(node, in_port, 0);
+	if (!port || be32_to_cpu(smp->attr_mod) != 0)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	/* GUIDCap is 1: index 0, the port GUID, is all there is. */
+	memset(smp->data, 0, IB_SMP_DATA_SIZE);
+	wire[0] = cpu_to_be64(ibdevsim_port_guid(node, port->num));
+	return 0;
+}
+
+static u16 ibdevsim_sma_sl2vl(struct ibdevsim_node *node, u8 in_port,
+			      struct ib_smp *smp, bool set)
+{
+	u32 mod = be32_to_cpu(smp->attr_mod);
+	struct ibdevsim_port *port;
+
+	port = ibdevsim_sma_port(node, in_port,
+				 ibdevsim_is_switch(node) ? mod & 0xff : 0);
+	if (!port)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	if (set)
+		memcpy(port->sl2vl, smp->data, sizeof(port->sl2vl));
+	memset(smp->data, 0, IB_SMP_DATA_SIZE);
+	memcpy(smp->data, port->sl2vl, sizeof(port->sl2vl));
+	return 0;
+}
+
+static u16 ibdevsim_sma_vlarb(struct ibdevsim_node *node, u8 in_port,
+			      struct ib_smp *smp, bool set)
+{
+	u32 mod = be32_to_cpu(smp->attr_mod);
+	u32 block = mod >> 16;
+	struct ibdevsim_port *port;
+
+	port = ibdevsim_sma_port(node, in_port,
+				 ibdevsim_is_switch(node) ? mod & 0xffff : 0);
+	if (!port || block < 1 || block > ARRAY_SIZE(port->vlarb))
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	if (set)
+		memcpy(port->vlarb[block - 1], smp->data, IB_SMP_DATA_SIZE);
+	memcpy(smp->data, port->vlarb[block - 1], IB_SMP_DATA_SIZE);
+	return 0;
+}
+
+/* SwitchInfo: the layout of IBTA vol. 1, 14.2.5.4, byte by byte. */
+static u16 ibdevsim_sma_swinfo(struct ibdevsim_node *node, struct ib_smp *smp,
+			       bool set)
+{
+	struct ibdevsim_switch *sw = node->sw;
+	u8 *d = smp->data;
+
+	if (set) {
+		u16 top = get_unaligned_be16(d + 6);
+		u16 mtop = get_unaligned_be16(d + 18);
+
+		if (top >= IBDEVSIM_LFT_CAP ||
+		    (mtop && (mtop < IBDEVSIM_MCAST_LID_BASE ||
+			      mtop >= IBDEVSIM_MCAST_LID_BASE +
+				      IBDEVSIM_MFT_CAP)))
+			return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+		sw->lft_top = top;
+		sw->mft_top = mtop;
+		sw->default_port = d[8];
+		sw->default_mcast_primary = d[9];
+		sw->default_mcast_not_primary = d[10];
+		sw->lifetime = d[11] >> 3;
+		/* PortStateChange is cleared by writing one. */
+		if (d[11] & 0x04)
+			sw->port_state_change = false;
+	}
+	memset(d, 0, IB_SMP_DATA_SIZE);
+	put_unaligned_be16(IBDEVSIM_LFT_CAP, d + 0);
+	put_unaligned_be16(IBDEVSIM_MFT_CAP, d + 4);
+	put_unaligned_be16(sw->lft_top, d + 6);
+	d[8] = sw->default_port;
+	d[9] = sw->default_mcast_primary;
+	d[10] = sw->default_mcast_not_primary;
+	d[11] = sw->lifetime << 3 | (sw->port_state_change ? 0x04 : 0);
+	put_unaligned_be16(1, d + 12);		/* LIDsPerPort */
+	put_unaligned_be16(0, d + 14);		/* PartitionEnforcementCap */
+	put_unaligned_be16(sw->mft_top, d + 18);
+	return 0;
+}
+
+static u16 ibdevsim_sma_lft(struct ibdevsim_node *node, struct ib_smp *smp,
+			    bool set)
+{
+	u32 block = be32_to_cpu(smp->attr_mod);
+	u8 *entries;
+
+	if (block >= IBDEVSIM_LFT_CAP / IB_SMP_DATA_SIZE)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	entries = node->sw->lft + block * IB_SMP_DATA_SIZE;
+	if (set)
+		memcpy(entries, smp->data, IB_SMP_DATA_SIZE);
+	memcpy(smp->data, entries, IB_SMP_DATA_SIZE);
+	return 0;
+}
+
+static u16 ibdevsim_sma_mft(struct ibdevsim_node *node, struct ib_smp *smp,
+			    bool set)
+{
+	u32 mod = be32_to_cpu(smp->attr_mod);
+	u32 position = mod >> 28, block = mod & 0x1ff;
+	__be16 *wire = (__be16 *)smp->data;
+	int i;
+
+	if (position >= IBDEVSIM_MFT_POSITIONS ||
+	    block >= IBDEVSIM_MFT_CAP / 32)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	for (i = 0; i < 32; i++) {
+		u16 *mask = &node->sw->mft[block * 32 + i][position];
+
+		if (set)
+			*mask = be16_to_cpu(wire[i]);
+		wire[i] = cpu_to_be16(*mask);
+	}
+	return 0;
+}
+
+/*
+ * Answer an SMP.  @out starts as a copy of @in; on IBDEVSIM_SMA_REPLY it
+ * holds the GetResp.  *@chg_port and *@chg say what a Set changed.
+ */
+static enum ibdevsim_sma_verdict
+ibdevsim_sma_locked(struct ibdevsim_node *node, u8 in_port,
+		    const struct ib_smp *in, struct ib_smp *out,
+		    struct ibdevsim_port **chg_port, u32 *chg)
+{
+	bool sw = ibdevsim_is_switch(node);
+	bool set = in->method == IB_MGMT_METHOD_SET;
+	u16 status = 0;
+
+	memcpy(out, in, sizeof(*out));
+	*chg = 0;
+	*chg_port = NULL;
+	if (in->base_version != IB_MGMT_BASE_VERSION)
+		return IBDEVSIM_SMA_PASS;
+	switch (in->method) {
+	case IB_MGMT_METHOD_GET:
+	case IB_MGMT_METHOD_SET:
+		break;
+	case IB_MGMT_METHOD_TRAP_REPRESS:
+		return IBDEVSIM_SMA_CONSUMED;
+	case IB_MGMT_METHOD_TRAP:
+	case IB_MGMT_METHOD_REPORT:
+		return IBDEVSIM_SMA_PASS;
+	default:
+		if (in->method & IB_MGMT_METHOD_RESP)
+			return IBDEVSIM_SMA_PASS;
+		status = IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD;
+		goto reply;
+	}
+	if (in->class_version != 1) {
+		status = IB_MGMT_MAD_STATUS_BAD_VERSION;
+		goto reply;
+	}
+
+	switch (in->attr_id) {
+	case IB_SMP_ATTR_NODE_INFO:
+		if (set)
+			goto unsupported;
+		ibdevsim_nodeinfo_encode((struct ib_node_info *)out->data,
+					 sw ? RDMA_NODE_IB_SWITCH :
+					      RDMA_NODE_IB_CA,
+					 node->nports, node->guid,
+					 ibdevsim_port_guid(node, in_port),
+					 IBDEVSIM_PKEY_TBL_LEN,
+					 sw ? IBDEVSIM_SW_DEVICE_ID :
+					      IBDEVSIM_HCA_DEVICE_ID,
+					 in_port);
+		break;
+	case IB_SMP_ATTR_NODE_DESC:
+		if (set)
+			goto unsupported;
+		memset(out->data, 0, IB_SMP_DATA_SIZE);
+		memcpy(out->data, node->desc,
+		       min_t(size_t, sizeof(node->desc), IB_SMP_DATA_SIZE));
+		break;
+	case IB_SMP_ATTR_PORT_INFO:
+		status = ibdevsim_sma_portinfo(node, in_port, out, set,
+					       chg_port, chg);
+		break;
+	case IB_SMP_ATTR_PKEY_TABLE:
+		status = ibdevsim_sma_pkeys(node, in_port, out, set, chg_port,
+					    chg);
+		break;
+	case IB_SMP_ATTR_GUID_INFO:
+		if (sw)
+			goto unsupported;
+		status = ibdevsim_sma_guids(node, in_port, out);
+		break;
+	case IB_SMP_ATTR_SL_TO_VL_TABLE:
+		status = ibdevsim_sma_sl2vl(node, in_port, out, set);
+		break;
+	case IB_SMP_ATTR_VL_ARB_TABLE:
+		status = ibdevsim_sma_vlarb(node, in_port, out, set);
+		break;
+	case IB_SMP_ATTR_SM_INFO:
+		/* The SM (if one runs on this port) answers, not the SMA. */
+		if (!sw)
+			return IBDEVSIM_SMA_PASS;
+		goto unsupported;
+	case IB_SMP_ATTR_SWITCH_INFO:
+		if (!sw)
+			goto unsupported;
+		status = ibdevsim_sma_swinfo(node, out, set);
+		break;
+	case IB_SMP_ATTR_LINEAR_FORWARD_TABLE:
+		if (!sw)
+			goto unsupported;
+		status = ibdevsim_sma_lft(node, out, set);
+		break;
+	case IB_SMP_ATTR_MCAST_FORWARD_TABLE:
+		if (!sw)
+			goto unsupported;
+		status = ibdevsim_sma_mft(node, out, set);
+		break;
+	default:
+		goto unsupported;
+	}
+	goto reply;
+
+unsupported:
+	status = IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB;
+reply:
+	out->method = IB_MGMT_METHOD_GET_RESP;
+	out->status = cpu_to_be16(status);
+	if (in->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+		out->status |= IB_SMP_DIRECTION;
+	return IBDEVSIM_SMA_REPLY;
+}
+
+static u32 ibdevsim_sat32(u64 v)
+{
+	return v > U32_MAX ? U32_MAX : v;
+}
+
+static u16 ibdevsim_sat16(u32 v)
+{
+	return v > U16_MAX ? U16_MAX : v;
+}
+
+static u16 ibdevsim_pma_counters(struct ibdevsim_node *node, u8 in_port,
+				 struct ib_pma_mad *mad, bool set)
+{
+	struct ib_pma_portcounters *pc = (void *)mad->data;
+	struct ibdevsim_counters *c;
+	struct ibdevsim_port *port;
+	u16 sel = be16_to_cpu(pc->counter_select);
+
+	port = ibdevsim_sma_port(node, in_port, pc->port_select);
+	if (!port)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	c = &port->cnt;
+	if (set) {
+		if (sel & be16_to_cpu(IB_PMA_SEL_LINK_DOWNED))
+			c->link_downed = 0;
+		if (sel & be16_to_cpu(IB_PMA_SEL_PORT_RCV_ERRORS))
+			c->rcv_errors = 0;
+		if (sel & be16_to_cpu(IB_PMA_SEL_PORT_XMIT_DISCARDS))
+			c->xmit_discards = 0;
+		if (sel & be16_to_cpu(IB_PMA_SEL_PORT_VL15_DROPPED))
+			c->vl15_dropped = 0;
+		if (sel & be16_to_cpu(IB_PMA_SEL_PORT_XMIT_DATA))
+			c->xmit_data = 0;
+		if (sel & be16_to_cpu(IB_PMA_SEL_PORT_RCV_DATA))
+			c->rcv_data = 0;
+		if (sel & be16_to_cpu(IB_PMA_SEL_PORT_XMIT_PACKETS))
+			c->xmit_pkts = 0;
+		if (sel & be16_to_cpu(IB_PMA_SEL_PORT_RCV_PACKETS))
+			c->rcv_pkts = 0;
+	}
+	memset(mad->data, 0, sizeof(mad->data));
+	pc->port_select = port->num;
+	pc->counter_select = cpu_to_be16(sel);
+	pc->link_downed_counter = c->link_downed;
+	pc->port_rcv_errors = cpu_to_be16(ibdevsim_sat16(c->rcv_errors));
+	pc->port_xmit_discards = cpu_to_be16(ibdevsim_sat16(c->xmit_discards));
+	pc->vl15_dropped = cpu_to_be16(ibdevsim_sat16(c->vl15_dropped));
+	pc->port_xmit_data = cpu_to_be32(ibdevsim_sat32(c->xmit_data));
+	pc->port_rcv_data = cpu_to_be32(ibdevsim_sat32(c->rcv_data));
+	pc->port_xmit_packets = cpu_to_be32(ibdevsim_sat32(c->xmit_pkts));
+	pc->port_rcv_packets = cpu_to_be32(ibdevsim_sat32(c->rcv_pkts));
+	return 0;
+}
+
+/* Answer a PerfMgt MAD; @out starts as a copy of @in. */
+static enum ibdevsim_sma_verdict
+ibdevsim_pma_locked(struct ibdevsim_node *node, u8 in_port,
+		    const struct ib_pma_mad *in, struct ib_pma_mad *out)
+{
+	struct ib_class_port_info *cpi = (void *)out->data;
+	bool set = in->mad_hdr.method == IB_MGMT_METHOD_SET;
+	u16 status = 0;
+
+	memcpy(out, in, sizeof(*out));
+	if (in->mad_hdr.method != IB_MGMT_METHOD_GET && !set) {
+		if (in->mad_hdr.method & IB_MGMT_METHOD_RESP)
+			return IBDEVSIM_SMA_PASS;
+		status = IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD;
+		goto reply;
+	}
+	if (in->mad_hdr.class_version != 1) {
+		status = IB_MGMT_MAD_STATUS_BAD_VERSION;
+		goto reply;
+	}
+	switch (in->mad_hdr.attr_id) {
+	case IB_PMA_CLASS_PORT_INFO:
+		if (set) {
+			status = IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB;
+			break;
+		}
+		memset(out->data, 0, sizeof(out->data));
+		cpi->base_version = IB_MGMT_BASE_VERSION;
+		cpi->class_version = 1;
+		cpi->cap_mask2_resp_time = cpu_to_be32(IBDEVSIM_RESP_TIME);
+		break;
+	case IB_PMA_PORT_COUNTERS:
+		status = ibdevsim_pma_counters(node, in_port, out, set);
+		break;
+	default:
+		status = IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB;
+		break;
+	}
+reply:
+	out->mad_hdr.method = IB_MGMT_METHOD_GET_RESP;
+	out->mad_hdr.status = cpu_to_be16(status);
+	return IBDEVSIM_SMA_REPLY;
+}
+
+/**
+ * ibdevsim_process_mad() - the HCA's SMA and PMA
+ * @ibdev: the device
+ * @flags: IB_MAD_IGNORE_* flags (M_Key is not checked)
+ * @port_num: the port the MAD came in on
+ * @in_wc: its receive completion
+ * @in_grh: its GRH, if any
+ * @in: the MAD
+ * @out: where the answer goes
+ * @out_size: size of @out; set to the answer's size
+ * @out_pkey_index: unused (OPA only)
+ *
+ * SMPs for the SMA (Get and Set of NodeInfo, NodeDescription, PortInfo,
+ * P_KeyTable, GUIDInfo, SLtoVLMappingTable and VLArbitrationTable) and
+ * PerfMgt Get and Set of ClassPortInfo and PortCounters are answered
+ * here; SMInfo, responses and traps go on to the agents on QP0 and QP1.
+ * A Set that changes the port raises the matching IB events.
+ *
+ * Return: IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY with an answer in
+ * @out, IB_MAD_RESULT_SUCCESS for MADs the agents should see,
+ * IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED for MADs taken without
+ * an answer, IB_MAD_RESULT_FAILURE for a bad port.
+ */
+int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,
+			 const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+			 const struct ib_mad *in, struct ib_mad *out,
+			 size_t *out_size, u16 *out_pkey_index)
+{
+	struct ibdevsim_node *node = to_hca(ibdev)->node;
+	enum ibdevsim_sma_verdict verdict;
+	struct ibdevsim_port *chg_port = NULL;
+	unsigned long irqflags;
+	u32 chg = 0;
+
+	if (port_num < 1 || port_num > node->nports ||
+	    *out_size < sizeof(struct ib_mad))
+		return IB_MAD_RESULT_FAILURE;
+	if (in->mad_hdr.base_version != IB_MGMT_BASE_VERSION)
+		return IB_MAD_RESULT_SUCCESS;
+
+	spin_lock_irqsave(&ibdevsim_fabric_lock, irqflags);
+	switch (in->mad_hdr.mgmt_class) {
+	case IB_MGMT_CLASS_SUBN_LID_ROUTED:
+	case IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE:
+		verdict = ibdevsim_sma_locked(node, port_num,
+					      (const struct ib_smp *)in,
+					      (struct ib_smp *)out,
+					      &chg_port, &chg);
+		break;
+	case IB_MGMT_CLASS_PERF_MGMT:
+		verdict = ibdevsim_pma_locked(node, port_num,
+					      (const struct ib_pma_mad *)in,
+					      (struct ib_pma_mad *)out);
+		break;
+	default:
+		verdict = IBDEVSIM_SMA_PASS;
+		break;
+	}
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, irqflags);
+	ibdevsim_port_events(chg_port, chg);
+
+	switch (verdict) {
+	case IBDEVSIM_SMA_REPLY:
+		*out_size = sizeof(struct ib_mad);
+		return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
+	case IBDEVSIM_SMA_CONSUMED:
+		return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
+	default:
+		return IB_MAD_RESULT_SUCCESS;
+	}
+}
+
+/**
+ * ibdevsim_switch_sma_locked() - a switch's SMA or PMA answers a packet
+ * @in: the port the packet came in on
+ * @pkt: the packet (an SMP, or a PerfMgt MAD to QP1)
+ *
+ * Context: ibdevsim_fabric_lock held.
+ * Return: the answer, addressed back to the sender (the caller routes it),
+ * or NULL when there is none.
+ */
+struct ibdevsim_pkt *ibdevsim_switch_sma_locked(struct ibdevsim_port *in,
+						const struct ibdevsim_pkt *pkt)
+{
+	const struct ib_mad_hdr *hdr = (const void *)pkt->data;
+	struct ibdevsim_node *node = in->node;
+	enum ibdevsim_sma_verdict verdict;
+	struct ibdevsim_port *chg_port;
+	struct ibdevsim_pkt *reply;
+	u32 chg;
+
+	if (pkt->len < sizeof(struct ib_mad) ||
+	    hdr->base_version != IB_MGMT_BASE_VERSION)
+		return NULL;
+	reply = ibdevsim_pkt_alloc(sizeof(struct ib_mad), GFP_ATOMIC);
+	if (!reply)
+		return NULL;
+	if (pkt->vl15 && pkt->dest_qpn == 0 &&
+	    (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_LID_ROUTED ||
+	     hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE))
+		verdict = ibdevsim_sma_locked(node, in->num,
+					      (const void *)pkt->data,
+					      (void *)reply->data,
+					      &chg_port, &chg);
+	else if (!pkt->vl15 && pkt->dest_qpn == 1 &&
+		 hdr->mgmt_class == IB_MGMT_CLASS_PERF_MGMT)
+		verdict = ibdevsim_pma_locked(node, in->num,
+					      (const void *)pkt->data,
+					      (void *)reply->data);
+	else
+		verdict = IBDEVSIM_SMA_CONSUMED;
+	if (verdict != IBDEVSIM_SMA_REPLY) {
+		kfree(reply);
+		return NULL;
+	}
+	reply->vl15 = pkt->vl15;
+	reply->sl = pkt->sl;
+	reply->slid = node->ports[0].st.lid;
+	reply->dlid = hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE ?
+		      be16_to_cpu(IB_LID_PERMISSIVE) : pkt->slid;
+	reply->src_qpn = pkt->dest_qpn;
+	reply->dest_qpn = pkt->src_qpn;
+	reply->qkey = IB_QP1_QKEY;
+	reply->pkey = pkt->pkey;
+	return reply;
+}

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ibdevsim: the rules of the wire formats, with no state of their own.
+ *
+ * Directed-route hop processing at a switch (IBTA vol. 1, 14.2.2), the
+ * linear forwarding table lookup and the PortInfo and NodeInfo attribute
+ * layouts.  Nothing here takes a lock or touches the fabric, so that the
+ * KUnit suite can drive it with hand-made SMPs.
+ */
+
+#include <linux/module.h>
+#include <kunit/visibility.h>
+
+#include "ibdevsim.h"
+
+static bool ibdevsim_path_port_ok(u8 port, u8 nports)
+{
+	return port >= 1 && port <= nports;
+}
+
+/**
+ * ibdevsim_dr_switch_recv() - a switch receives a directed-route SMP
+ * @smp: the SMP; its hop pointer and return path are updated
+ * @in_port: the port it came in on
+ * @nports: the switch's number of external ports
+ * @out_port: where to send it, for %IBDEVSIM_DR_FORWARD
+ * @lid: the LID to route it to, for %IBDEVSIM_DR_LID_ROUTE
+ *
+ * An outbound SMP (direction bit clear) arriving in the middle of its
+ * initial path has its return path noted and moves on along the initial
+ * path; at the end of the path it is for this switch's SMA, unless a
+ * LID-routed part follows (DrDLID not permissive).  A returning SMP moves
+ * back along the return path; a switch holds no SM, so a returning SMP
+ * whose path ends here is discarded unless a LID-routed part follows
+ * (DrSLID not permissive).
+ *
+ * Return: what to do with the SMP.
+ */
+enum ibdevsim_dr_action ibdevsim_dr_switch_recv(struct ib_smp *smp,
+						u8 in_port, u8 nports,
+						u8 *out_port, u16 *lid)
+{
+	u8 ptr = smp->hop_ptr;
+	u8 cnt = smp->hop_cnt;
+
+	if (cnt >= IB_SMP_MAX_PATH_HOPS)
+		return IBDEVSIM_DR_DISCARD;
+
+	if (!ib_get_smp_direction(smp)) {
+		/* The hop before us must have moved the pointer on. */
+		if (cnt && !ptr)
+			return IBDEVSIM_DR_DISCARD;
+		if (ptr < cnt) {
+			smp->return_path[ptr] = in_port;
+			smp->hop_ptr = ++ptr;
+			if (!ibdevsim_path_port_ok(smp->initial_path[ptr], nports))
+				return IBDEVSIM_DR_DISCARD;
+			*out_port = smp->initial_path[ptr];
+			return IBDEVSIM_DR_FORWARD;
+		}
+		if (ptr == cnt) {
+			if (cnt)
+				smp->return_path[ptr] = in_port;
+			smp->hop_ptr = ptr + 1;
+			if (smp->dr_dlid == IB_LID_PERMISSIVE)
+				return IBDEVSIM_DR_LOCAL;
+			*lid = be16_to_cpu(smp->dr_dlid);
+			return IBDEVSIM_DR_LID_ROUTE;
+		}
+		/* Pointer one past the count: the path ended at us. */
+		return ptr == cnt + 1 ? IBDEVSIM_DR_LOCAL : IBDEVSIM_DR_DISCARD;
+	}
+
+	/* Returning: the sender must have moved the pointer back. */
+	if (cnt && ptr == cnt + 1)
+		return IBDEVSIM_DR_DISCARD;
+	if (ptr >= 2 && ptr <= cnt) {
+		smp->hop_ptr = --ptr;
+		if (!ibdevsim_path_port_ok(smp->return_path[ptr], nports))
+			return IBDEVSIM_DR_DISCARD;
+		*out_port = smp->return_path[ptr];
+		return IBDEVSIM_DR_FORWARD;
+	}
+	if (ptr == 1) {
+		smp->hop_ptr = 0;
+		if (smp->dr_slid == IB_LID_PERMISSIVE)
+			return IBDEVSIM_DR_DISCARD;
+		*lid = be16_to_cpu(smp->dr_slid);
+		return IBDEVSIM_DR_LID_ROUTE;
+	}
+	return IBDEVSIM_DR_DISCARD;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_dr_switch_recv);
+
+/**
+ * ibdevsim_dr_switch_reply() - a switch's SMA sends its answer back
+ * @smp: the answer (direction bit set), hop pointer as the request left it
+ * @nports: the switch's number of external ports
+ * @out_port: where to send it
+ *
+ * Return: %IBDEVSIM_DR_FORWARD with @out_port set, or
+ * %IBDEVSIM_DR_DISCARD when the return path is unusable.
+ */
+enum ibdevsim_dr_action ibdevsim_dr_switch_reply(struct ib_smp *smp,
+						 u8 nports, u8 *out_port)
+{
+	u8 cnt = smp->hop_cnt;
+
+	if (!ib_get_smp_direction(smp) || !cnt ||
+	    cnt >= IB_SMP_MAX_PATH_HOPS || smp->hop_ptr != cnt + 1)
+		return IBDEVSIM_DR_DISCARD;
+	smp->hop_ptr = cnt;
+	if (!ibdevsim_path_port_ok(smp->return_path[cnt], nports))
+		return IBDEVSIM_DR_DISCARD;
+	*out_port = smp->return_path[cnt];
+	return IBDEVSIM_DR_FORWARD;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_dr_switch_reply);
+
+/**
+ * ibdevsim_lft_lookup() - where a switch sends a LID-routed packet
+ * @lft: the linear forwarding table (one port number per LID)
+ * @cap: entries in @lft (LinearFDBCap)
+ * @top: LinearFDBTop, the highest LID the table is valid for
+ * @dlid: the packet's destination LID
+ * @nports: the switch's number of external ports
+ * @in_port: the port the packet came in on
+ *
+ * Return: the output port, 0 for the switch's own port 0, or -1 when the
+ * packet is dropped: unicast LID above @top or the capacity, no entry
+ * (255 or a port the switch lacks), or an entry that sends it back where
+ * it came from.
+ */
+int ibdevsim_lft_lookup(const u8 *lft, u32 cap, u16 top, u16 dlid,
+			u8 nports, u8 in_port)
+{
+	u8 port;
+
+	if (!dlid || dlid >= IBDEVSIM_MCAST_LID_BASE || dlid >= cap ||
+	    dlid > top)
+		return -1;
+	port = lft[dlid];
+	if (port > nports)
+		return -1;
+	if (port && port == in_port)
+		return -1;
+	return port;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_lft_lookup);
+
+/**
+ * ibdevsim_portinfo_encode() - fill a PortInfo attribute
+ * @st: the port's state
+ * @caps: the fixed capabilities and the port the SMP came in on
+ * @pi: the 64-byte attribute to fill
+ */
+void ibdevsim_portinfo_encode(const struct ibdevsim_port_state *st,
+			      const struct ibdevsim_port_caps *caps,
+			      struct ib_port_info *pi)
+{
+	memset(pi, 0, sizeof(*pi));
+	pi->mkey = cpu_to_be64(st->mkey);
+	pi->gid_prefix = cpu_to_be64(st->gid_prefix);
+	pi->lid = cpu_to_be16(st->lid);
+	pi->sm_lid = cpu_to_be16(st->sm_lid);
+	pi->cap_mask = cpu_to_be32(st->cap_mask);
+	pi->mkey_lease_period = cpu_to_be16(st->mkey_lease);
+	pi->local_port_num = caps->local_port;
+	pi->link_width_enabled = st->width_enabled;
+	pi->link_width_supported = IBDEVSIM_WIDTH_SUPPORTED;
+	pi->link_width_active = IBDEVSIM_WIDTH_ACTIVE;
+	pi->linkspeed_portstate = IBDEVSIM_SPEED_SUPPORTED << 4 | st->state;
+	pi->portphysstate_linkdown = st->phys_state << 4 |
+				     st->link_down_default;
+	pi->mkeyprot_resv_lmc = st->mkey_protect << 6 | st->lmc;
+	pi->linkspeedactive_enabled = IBDEVSIM_SPEED_ACTIVE << 4 |
+				      st->speed_enabled;
+	pi->neighbormtu_mastersmsl = st->neighbor_mtu << 4 | st->sm_sl;
+	pi->vlcap_inittype = IBDEVSIM_VL_CAP << 4;
+	pi->vl_high_limit = st->vl_high_limit;
+	pi->vl_arb_high_cap = 8;
+	pi->vl_arb_low_cap = 8;
+	pi->inittypereply_mtucap = IBDEVSIM_MTU_CAP;
+	pi->vlstallcnt_hoqlife = st->vl_stall << 5 | st->hoq_life;
+	pi->operationalvl_pei_peo_fpi_fpo = st->op_vls << 4 | st->enforcement;
+	pi->mkey_violations = cpu_to_be16(st->mkey_violations);
+	pi->pkey_violations = cpu_to_be16(st->pkey_violations);
+	pi->qkey_violations = cpu_to_be16(st->qkey_violations);
+	pi->guid_cap = caps->guid_cap;
+	pi->clientrereg_resv_subnetto = st->mcast_trap_suppress << 5 |
+					st->subnet_timeout;
+	pi->resv_resptimevalue = IBDEVSIM_RESP_TIME;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_portinfo_encode);
+
+/* The logical state a Set of PortInfo.PortState leads to, or 0 if invalid. */
+static u8 ibdevsim_next_state(u8 cur, u8 phys, u8 req)
+{
+	switch (req) {
+	case 0:
+		return cur;
+	case IB_PORT_DOWN:
+		/* The link goes down and trains again if it can. */
+		return phys == IB_PORT_PHYS_STATE_LINK_UP ? IB_PORT_INIT :
+							    IB_PORT_DOWN;
+	case IB_PORT_ARMED:
+		return cur == IB_PORT_INIT || cur == IB_PORT_ARMED ?
+		       IB_PORT_ARMED : 0;
+	case IB_PORT_ACTIVE:
+		return cur == IB_PORT_ARMED || cur == IB_PORT_ACTIVE ?
+		       IB_PORT_ACTIVE : 0;
+	default:
+		return 0;
+	}
+}
+
+/**
+ * ibdevsim_portinfo_apply() - apply a SubnSet(PortInfo) to a port
+ * @st: the port's state, changed only when the whole attribute is valid
+ * @pi: the attribute the SM sent
+ * @is_switch_port: an external switch port (LID, M_Key and SM fields are
+ *	port 0's, and ignored here)
+ * @changes: set to the IBDEVSIM_CHG_* bits of what changed
+ *
+ * Return: 0, or -EINVAL when a field is invalid (a state transition the
+ * port cannot make, a multicast LID, an MTU, width, speed or VL count
+ * beyond the port's capabilities; zero in those fields means no change);
+ * the caller answers with status
+ * "invalid attribute value".
+ */
+int ibdevsim_portinfo_apply(struct ibdevsim_port_state *st,
+			    const struct ib_port_info *pi,
+			    bool is_switch_port, u32 *changes)
+{
+	struct ibdevsim_port_state n = *st;
+	u8 width = pi->link_width_enabled;
+	u8 speed = pi->linkspeedactive_enabled & 0xf;
+	u8 phys = pi->portphysstate_linkdown >> 4;
+	u8 lddef = pi->portphysstate_linkdown & 0xf;
+	u8 mtu = pi->neighbormtu_mastersmsl >> 4;
+	u8 opvls = pi->operationalvl_pei_peo_fpi_fpo >> 4;
+	u32 chg = 0;
+
+	*changes = 0;
+	if (!is_switch_port) {
+		n.mkey = be64_to_cpu(pi->mkey);
+		n.gid_prefix = be64_to_cpu(pi->gid_prefix);
+		n.lid = be16_to_cpu(pi->lid);
+		n.sm_lid = be16_to_cpu(pi->sm_lid);
+		n.mkey_lease = be16_to_cpu(pi->mkey_lease_period);
+		n.lmc = pi->mkeyprot_resv_lmc & 7;
+		n.mkey_protect = pi->mkeyprot_resv_lmc >> 6;
+		n.sm_sl = pi->neighbormtu_mastersmsl & 0xf;
+		n.subnet_timeout = pi->clientrereg_resv_subnetto & 0x1f;
+		n.mcast_trap_suppress = (pi->clientrereg_resv_subnetto >> 5) &
+					3;
+		if (n.lid >= IBDEVSIM_MCAST_LID_BASE ||
+		    n.sm_lid >= IBDEVSIM_MCAST_LID_BASE)
+			return -EINVAL;
+	}
+
+	n.state = ibdevsim_next_state(st->state, st->phys_state,
+				      pi->linkspeed_portstate & 0xf);
+	if (!n.state)
+		return -EINVAL;
+	if (phys != 0 && phys != IB_PORT_PHYS_STATE_POLLING &&
+	    phys != IB_PORT_PHYS_STATE_DISABLED)
+		return -EINVAL;
+	if (lddef > IB_PORT_PHYS_STATE_POLLING)
+		return -EINVAL;
+	if (lddef)
+		n.link_down_default = lddef;
+	if (width == 0xff)
+		n.width_enabled = IBDEVSIM_WIDTH_SUPPORTED;
+	else if (width & ~IBDEVSIM_WIDTH_SUPPORTED)
+		return -EINVAL;
+	else if (width)
+		n.width_enabled = width;
+	if (speed == 0xf)
+		n.speed_enabled = IBDEVSIM_SPEED_SUPPORTED;
+	else if (speed & ~IBDEVSIM_SPEED_SUPPORTED)
+		return -EINVAL;
+	else if (speed)
+		n.speed_enabled = speed;
+	if (mtu > IBDEVSIM_MTU_CAP)
+		return -EINVAL;
+	if (mtu)
+		n.neighbor_mtu = mtu;
+	if (opvls > IBDEVSIM_VL_CAP)
+		return -EINVAL;
+	if (opvls)
+		n.op_vls = opvls;
+	n.vl_high_limit = pi->vl_high_limit;
+	n.enforcement = pi->operationalvl_pei_peo_fpi_fpo & 0xf;
+	n.hoq_life = pi->vlstallcnt_hoqlife & 0x1f;
+	n.vl_stall = pi->vlstallcnt_hoqlife >> 5;
+	n.mkey_violations = be16_to_cpu(pi->mkey_violations);
+	n.pkey_violations = be16_to_cpu(pi->pkey_violations);
+	n.qkey_violations = be16_to_cpu(pi->qkey_violations);
+
+	if (n.lid != st->lid || n.lmc != st->lmc)
+		chg |= IBDEVSIM_CHG_LID;
+	if (n.sm_lid != st->sm_lid || n.sm_sl != st->sm_sl)
+		chg |= IBDEVSIM_CHG_SM;
+	if (n.gid_prefix != st->gid_prefix)
+		chg |= IBDEVSIM_CHG_GID;
+	if (n.state != st->state) {
+		chg |= IBDEVSIM_CHG_STATE;
+		if (n.state == IB_PORT_ACTIVE)
+			chg |= IBDEVSIM_CHG_ACTIVE;
+		else if (st->state == IB_PORT_ACTIVE)
+			chg |= IBDEVSIM_CHG_ERR;
+	}
+	if (!is_switch_port && (pi->clientrereg_resv_subnetto & 0x80))
+		chg |= IBDEVSIM_CHG_REREG;
+
+	*st = n;
+	*changes = chg;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_portinfo_apply);
+
+/**
+ * ibdevsim_nodeinfo_encode() - fill a NodeInfo attribute
+ * @ni: the attribute
+ * @node_type: 1 (channel adapter) or 2 (switch)
+ * @nports: number of external ports
+ * @guid: node GUID, also the system image GUID
+ * @port_guid: GUID of the port the SMP came in on
+ * @partition_cap: P_Key table entries
+ * @device_id: DeviceID
+ * @local_port: the port the SMP came in on
+ */
+void ibdevsim_nodeinfo_encode(struct ib_node_info *ni, u8 node_type,
+			      u8 nports, u64 guid, u64 port_guid,
+			      u16 partition_cap, u16 device_id, u8 local_port)
+{
+	memset(ni, 0, sizeof(*ni));
+	ni->base_version = IB_MGMT_BASE_VERSION;
+	ni->class_version = 1;
+	ni->node_type = node_type;
+	ni->num_ports = nports;
+	ni->sys_guid = cpu_to_be64(guid);
+	ni->node_guid = cpu_to_be64(guid);
+	ni->port_guid = cpu_to_be64(port_guid);
+	ni->partition_cap = cpu_to_be16(partition_cap);
+	ni->device_id = cpu_to_be16(device_id);
+	ni->revision = cpu_to_be32(1);
+	ni->local_port_num = local_port;
+	ni->vendor_id[0] = (IBDEVSIM_VENDOR_ID >> 16) & 0xff;
+	ni->vendor_id[1] = (IBDEVSIM_VENDOR_ID >> 8) & 0xff;
+	ni->vendor_id[2] = IBDEVSIM_VENDOR_ID & 0xff;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_nodeinfo_encode);
+
+/**
+ * ibdevsim_pkey_find() - the P_Key table index a packet's P_Key matches
+ * @pkeys: the table
+ * @len: its entries
+ * @pkey: the packet's P_Key
+ *
+ * Two P_Keys match when their low 15 bits are equal and not zero and at
+ * least one of them is a full member.
+ *
+ * Return: the index, or -1 when none matches.
+ */
+int ibdevsim_pkey_find(const u16 *pkeys, u32 len, u16 pkey)
+{
+	u32 i;
+
+	if (!(pkey & 0x7fff))
+		return -1;
+	for (i = 0; i < len; i++) {
+		if ((pkeys[i] & 0x7fff) != (pkey & 0x7fff))
+			continue;
+		if ((pkeys[i] | pkey) & 0x8000)
+			return i;
+	}
+	return -1;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_pkey_find);
