@@ -11,6 +11,7 @@
  */
 
 #include <linux/slab.h>
+#include <linux/unaligned.h>
 #include <rdma/ib_pma.h>
 
 #include "ibdevsim.h"

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of ibdevsim's wire rules (wire.c): directed-route hop
+ * processing at a switch, the LFT lookup, PortInfo and NodeInfo layouts
+ * and the validation of a PortInfo Set.
+ */
+
+#include <kunit/test.h>
+#include <kunit/visibility.h>
+#include <linux/module.h>
+
+#include "ibdevsim.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+/* An SM on an HCA sent a 2-hop SMP: HCA port 1, then switch port 3. */
+static void dr_outbound_forwarded(struct kunit *test)
+{
+	struct ib_smp smp = {};
+	u16 lid = 0;
+	u8 out = 0;
+
+	smp.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp.hop_cnt = 2;
+	smp.hop_ptr = 1;		/* the HCA moved it past itself */
+	smp.initial_path[1] = 1;
+	smp.initial_path[2] = 3;
+	smp.dr_slid = IB_LID_PERMISSIVE;
+	smp.dr_dlid = IB_LID_PERMISSIVE;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 5, 8, &out, &lid),
+			IBDEVSIM_DR_FORWARD);
+	KUNIT_EXPECT_EQ(test, out, 3);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 2);
+	KUNIT_EXPECT_EQ(test, smp.return_path[1], 5);
+}
+
+/* A 1-hop SMP ends at the switch, whose answer goes back where it came. */
+static void dr_ends_at_switch(struct kunit *test)
+{
+	struct ib_smp smp = {};
+	u16 lid = 0;
+	u8 out = 0;
+
+	smp.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp.hop_cnt = 1;
+	smp.hop_ptr = 1;
+	smp.initial_path[1] = 2;
+	smp.dr_slid = IB_LID_PERMISSIVE;
+	smp.dr_dlid = IB_LID_PERMISSIVE;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 4, 8, &out, &lid),
+			IBDEVSIM_DR_LOCAL);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 2);
+	KUNIT_EXPECT_EQ(test, smp.return_path[1], 4);
+	smp.status |= IB_SMP_DIRECTION;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_reply(&smp, 8, &out),
+			IBDEVSIM_DR_FORWARD);
+	KUNIT_EXPECT_EQ(test, out, 4);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 1);
+}
+
+/* A returning SMP in the middle of its path goes back; bad ones drop. */
+static void dr_returning_and_bad(struct kunit *test)
+{
+	struct ib_smp smp = {};
+	u16 lid = 0;
+	u8 out = 0;
+
+	smp.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp.status = IB_SMP_DIRECTION;
+	smp.hop_cnt = 2;
+	smp.hop_ptr = 2;
+	smp.return_path[1] = 6;
+	smp.dr_slid = IB_LID_PERMISSIVE;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 3, 8, &out, &lid),
+			IBDEVSIM_DR_FORWARD);
+	KUNIT_EXPECT_EQ(test, out, 6);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 1);
+
+	/* Outbound with the pointer still at 0: the sender broke C14-9. */
+	memset(&smp, 0, sizeof(smp));
+	smp.hop_cnt = 2;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, &out, &lid),
+			IBDEVSIM_DR_DISCARD);
+	/* A next hop the switch lacks. */
+	smp.hop_ptr = 1;
+	smp.initial_path[2] = 9;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, &out, &lid),
+			IBDEVSIM_DR_DISCARD);
+	/* A hop count beyond the path arrays. */
+	smp.hop_cnt = 64;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, &out, &lid),
+			IBDEVSIM_DR_DISCARD);
+}
+
+static void lft_lookup(struct kunit *test)
+{
+	u8 lft[128];
+
+	memset(lft, 0xff, sizeof(lft));
+	lft[1] = 2;
+	lft[2] = 0;
+	lft[3] = 5;
+	lft[4] = 9;
+	KUNIT_EXPECT_EQ(test, ibdevsim_lft_lookup(lft, 128, 10, 1, 8, 1), 2);
+	KUNIT_EXPECT_EQ(test, ibdevsim_lft_lookup(lft, 128, 10, 2, 8, 1), 0);
+	/* Back out of the port it came in on. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_lft_lookup(lft, 128, 10, 3, 8, 5), -1);
+	/* A port the switch lacks, no entry, above LinearFDBTop, LID 0. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_lft_lookup(lft, 128, 10, 4, 8, 1), -1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_lft_lookup(lft, 128, 10, 5, 8, 1), -1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_lft_lookup(lft, 128, 2, 3, 8, 1), -1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_lft_lookup(lft, 128, 10, 0, 8, 1), -1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_lft_lookup(lft, 128, 0xffff, 200, 8, 1),
+			-1);
+}
+
+static void portinfo_roundtrip(struct kunit *test)
+{
+	struct ibdevsim_port_state st = {
+		.gid_prefix = IBDEVSIM_DEFAULT_GID_PREFIX,
+		.state = IB_PORT_INIT,
+		.phys_state = IB_PORT_PHYS_STATE_LINK_UP,
+		.neighbor_mtu = 4,
+		.op_vls = 1,
+		.cap_mask = 0x02000800,
+	};
+	struct ibdevsim_port_caps caps = { .local_port = 2, .guid_cap = 1 };
+	struct ib_port_info pi;
+	u32 chg;
+
+	ibdevsim_portinfo_encode(&st, &caps, &pi);
+	KUNIT_EXPECT_EQ(test, pi.linkspeed_portstate & 0xf, IB_PORT_INIT);
+	KUNIT_EXPECT_EQ(test, pi.portphysstate_linkdown >> 4,
+			IB_PORT_PHYS_STATE_LINK_UP);
+	KUNIT_EXPECT_EQ(test, pi.local_port_num, 2);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(pi.cap_mask), 0x02000800);
+
+	/* The SM gives a LID and arms the port. */
+	pi.lid = cpu_to_be16(7);
+	pi.sm_lid = cpu_to_be16(1);
+	pi.linkspeed_portstate = IB_PORT_ARMED;
+	KUNIT_EXPECT_EQ(test, ibdevsim_portinfo_apply(&st, &pi, false, &chg),
+			0);
+	KUNIT_EXPECT_EQ(test, st.lid, 7);
+	KUNIT_EXPECT_EQ(test, st.state, IB_PORT_ARMED);
+	KUNIT_EXPECT_TRUE(test, chg & IBDEVSIM_CHG_LID);
+	KUNIT_EXPECT_TRUE(test, chg & IBDEVSIM_CHG_SM);
+	KUNIT_EXPECT_FALSE(test, chg & IBDEVSIM_CHG_ACTIVE);
+
+	pi.linkspeed_portstate = IB_PORT_ACTIVE;
+	KUNIT_EXPECT_EQ(test, ibdevsim_portinfo_apply(&st, &pi, false, &chg),
+			0);
+	KUNIT_EXPECT_EQ(test, chg, IBDEVSIM_CHG_STATE | IBDEVSIM_CHG_ACTIVE);
+
+	/* INIT cannot be set; a multicast LID is refused; nothing changes. */
+	pi.linkspeed_portstate = IB_PORT_INIT;
+	KUNIT_EXPECT_EQ(test, ibdevsim_portinfo_apply(&st, &pi, false, &chg),
+			-EINVAL);
+	pi.linkspeed_portstate = 0;
+	pi.lid = cpu_to_be16(0xc001);
+	KUNIT_EXPECT_EQ(test, ibdevsim_portinfo_apply(&st, &pi, false, &chg),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, st.lid, 7);
+	KUNIT_EXPECT_EQ(test, st.state, IB_PORT_ACTIVE);
+}
+
+static void nodeinfo_and_pkeys(struct kunit *test)
+{
+	u16 pkeys[4] = { 0xffff, 0x8001, 0x0002, 0 };
+	struct ib_node_info ni;
+
+	ibdevsim_nodeinfo_encode(&ni, 2, 8, 0x1122334455667788ULL,
+				 0x1122334455667788ULL, 32, 0x1dc1, 3);
+	KUNIT_EXPECT_EQ(test, ni.node_type, 2);
+	KUNIT_EXPECT_EQ(test, ni.num_ports, 8);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(ni.node_guid),
+			0x1122334455667788ULL);
+	KUNIT_EXPECT_EQ(test, ni.local_port_num, 3);
+	KUNIT_EXPECT_EQ(test, sizeof(ni), 40);
+
+	KUNIT_EXPECT_EQ(test, ibdevsim_pkey_find(pkeys, 4, 0xffff), 0);
+	KUNIT_EXPECT_EQ(test, ibdevsim_pkey_find(pkeys, 4, 0x7fff), 0);
+	KUNIT_EXPECT_EQ(test, ibdevsim_pkey_find(pkeys, 4, 0x0001), 1);
+	/* Two limited members do not talk. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_pkey_find(pkeys, 4, 0x0002), -1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_pkey_find(pkeys, 4, 0x8000), -1);
+}
+
+static struct kunit_case ibdevsim_wire_cases[] = {
+	KUNIT_CASE(dr_outbound_forwarded),
+	KUNIT_CASE(dr_ends_at_switch),
+	KUNIT_CASE(dr_returning_and_bad),
+	KUNIT_CASE(lft_lookup),
+	KUNIT_CASE(portinfo_roundtrip),
+	KUNIT_CASE(nodeinfo_and_pkeys),
+	{}
+};
+
+static struct kunit_suite ibdevsim_wire_suite = {
+	.name = "ibdevsim_wire",
+	.test_cases = ibdevsim_wire_cases,
+};
+kunit_test_suite(ibdevsim_wire_suite);
+
+MODULE_DESCRIPTION("KUnit tests of ibdevsim's wire rules");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ibdevsim: module entry points and the topology interface.
+ *
+ * The fabric is built at run time through attributes of the "ibdevsim"
+ * bus (see Documentation/infiniband/ibdevsim.rst):
+ *
+ *   /sys/bus/ibdevsim/new_hca      "ID NPORTS [GUID]"
+ *   /sys/bus/ibdevsim/new_switch   "ID NPORTS [GUID]"
+ *   /sys/bus/ibdevsim/del_node     "ID"
+ *   /sys/bus/ibdevsim/new_cable    "ID1 PORT1 ID2 PORT2"
+ *   /sys/bus/ibdevsim/del_cable    "ID PORT"
+ *   /sys/bus/ibdevsim/topology     (read) the nodes and cables
+ *
+ * Each node is a device on the bus (node<ID>); an HCA's ib_device is its
+ * child.
+ */
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/utsname.h>
+
+#include "ibdevsim.h"
+
+/* Serialises changes of the topology; protects ibdevsim_nodes. */
+DEFINE_MUTEX(ibdevsim_topo_mutex);
+static LIST_HEAD(ibdevsim_nodes);
+
+static const struct bus_type ibdevsim_bus;
+
+static struct ibdevsim_node *ibdevsim_node_find(u32 id)
+{
+	struct ibdevsim_node *node;
+
+	list_for_each_entry(node, &ibdevsim_nodes, list)
+		if (node->id == id)
+			return node;
+	return NULL;
+}
+
+static void ibdevsim_node_release(struct device *dev)
+{
+	struct ibdevsim_node *node = container_of(dev, struct ibdevsim_node,
+						  dev);
+
+	if (node->sw)
+		kvfree(node->sw->lft);
+	kfree(node->sw);
+	kfree(node);
+}
+
+/* Create a node; ibdevsim_topo_mutex held. */
+static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
+			     u64 guid)
+{
+	struct ibdevsim_node *node;
+	int ret, i;
+
+	if (!nports || nports > IBDEVSIM_MAX_PORTS)
+		return -EINVAL;
+	if (ibdevsim_node_find(id))
+		return -EEXIST;
+	node = kzalloc(struct_size(node, ports, nports + 1), GFP_KERNEL);
+	if (!node)
+		return -ENOMEM;
+	node->id = id;
+	node->type = type;
+	node->nports = nports;
+	node->guid = guid ? guid : 0x0002c90000000000ULL | (u64)id << 8;
+	for (i = 0; i <= nports; i++)
+		ibdevsim_port_init(&node->ports[i], node, i);
+	if (type == IBDEVSIM_NODE_SWITCH) {
+		node->sw = kzalloc(sizeof(*node->sw), GFP_KERNEL);
+		if (node->sw)
+			node->sw->lft = kvmalloc(IBDEVSIM_LFT_CAP, GFP_KERNEL);
+		if (!node->sw || !node->sw->lft) {
+			if (node->sw)
+				kfree(node->sw);
+			kfree(node);
+			return -ENOMEM;
+		}
+		memset(node->sw->lft, 0xff, IBDEVSIM_LFT_CAP);
+		snprintf(node->desc, sizeof(node->desc),
+			 "ibdevsim switch %u", id);
+	} else {
+		snprintf(node->desc, sizeof(node->desc), "%s ibdevsim HCA %u",
+			 init_utsname()->nodename, id);
+	}
+
+	device_initialize(&node->dev);
+	node->dev.bus = &ibdevsim_bus;
+	node->dev.release = ibdevsim_node_release;
+	ret = dev_set_name(&node->dev, "node%u", id);
+	if (ret)
+		goto err_put;
+	ret = device_add(&node->dev);
+	if (ret)
+		goto err_put;
+	if (type == IBDEVSIM_NODE_HCA) {
+		ret = ibdevsim_hca_register(node);
+		if (ret)
+			goto err_del;
+	}
+	list_add_tail(&node->list, &ibdevsim_nodes);
+	return 0;
+
+err_del:
+	device_del(&node->dev);
+err_put:
+	put_device(&node->dev);
+	return ret;
+}
+
+/* Unplug, unregister and free a node; ibdevsim_topo_mutex held. */
+static void ibdevsim_node_del(struct ibdevsim_node *node)
+{
+	int i;
+
+	list_del(&node->list);
+	for (i = 1; i <= node->nports; i++)
+		ibdevsim_cable_unplug(&node->ports[i]);
+	if (node->hca)
+		ibdevsim_hca_unregister(node);
+	device_del(&node->dev);
+	put_device(&node->dev);
+}
+
+static ssize_t ibdevsim_new_node_store(const char *buf, size_t count,
+				       enum ibdevsim_node_type type)
+{
+	u32 id, nports;
+	u64 guid = 0;
+	int n, ret;
+
+	n = sscanf(buf, "%u %u %llx", &id, &nports, &guid);
+	if (n < 2)
+		return -EINVAL;
+	mutex_lock(&ibdevsim_topo_mutex);
+	ret = ibdevsim_node_new(type, id, nports, guid);
+	mutex_unlock(&ibdevsim_topo_mutex);
+	return ret ? ret : count;
+}
+
+static ssize_t new_hca_store(const struct bus_type *bus, const char *buf,
+			     size_t count)
+{
+	return ibdevsim_new_node_store(buf, count, IBDEVSIM_NODE_HCA);
+}
+static BUS_ATTR_WO(new_hca);
+
+static ssize_t new_switch_store(const struct bus_type *bus, const char *buf,
+				size_t count)
+{
+	return ibdevsim_new_node_store(buf, count, IBDEVSIM_NODE_SWITCH);
+}
+static BUS_ATTR_WO(new_switch);
+
+static ssize_t del_node_store(const struct bus_type *bus, const char *buf,
+			      size_t count)
+{
+	struct ibdevsim_node *node;
+	u32 id;
+	int ret = 0;
+
+	if (kstrtou32(strim((char *)buf), 0, &id))
+		return -EINVAL;
+	mutex_lock(&ibdevsim_topo_mutex);
+	node = ibdevsim_node_find(id);
+	if (node)
+		ibdevsim_node_del(node);
+	else
+		ret = -ENOENT;
+	mutex_unlock(&ibdevsim_topo_mutex);
+	return ret ? ret : count;
+}
+static BUS_ATTR_WO(del_node);
+
+/* The port @num of node @id, or NULL; ibdevsim_topo_mutex held. */
+static struct ibdevsim_port *ibdevsim_port_find(u32 id, u32 num)
+{
+	struct ibdevsim_node *node = ibdevsim_node_find(id);
+
+	if (!node || !num || num > node->nports)
+		return NULL;
+	return &node->ports[num];
+}
+
+static ssize_t new_cable_store(const struct bus_type *bus, const char *buf,
+			       size_t count)
+{
+	struct ibdevsim_port *a, *b;
+	u32 id1, p1, id2, p2;
+	int ret;
+
+	if (sscanf(buf, "%u %u %u %u", &id1, &p1, &id2, &p2) != 4)
+		return -EINVAL;
+	mutex_lock(&ibdevsim_topo_mutex);
+	a = ibdevsim_port_find(id1, p1);
+	b = ibdevsim_port_find(id2, p2);
+	ret = a && b ? ibdevsim_cable_plug(a, b) : -ENOENT;
+	mutex_unlock(&ibdevsim_topo_mutex);
+	return ret ? ret : count;
+}
+static BUS_ATTR_WO(new_cable);
+
+static ssize_t del_cable_store(const struct bus_type *bus, const char *buf,
+			       size_t count)
+{
+	struct ibdevsim_port *port;
+	u32 id, num;
+	int ret;
+
+	if (sscanf(buf, "%u %u", &id, &num) != 2)
+		return -EINVAL;
+	mutex_lock(&ibdevsim_topo_mutex);
+	port = ibdevsim_port_find(id, num);
+	ret = port ? ibdevsim_cable_unplug(port) : -ENOENT;
+	mutex_unlock(&ibdevsim_topo_mutex);
+	return ret ? ret : count;
+}
+static BUS_ATTR_WO(del_cable);
+
+static ssize_t topology_show(const struct bus_type *bus, char *buf)
+{
+	struct ibdevsim_node *node;
+	unsigned long flags;
+	int len = 0, i;
+
+	mutex_lock(&ibdevsim_topo_mutex);
+	list_for_each_entry(node, &ibdevsim_nodes, list) {
+		len += sysfs_emit_at(buf, len, "node %u %s %u 0x%016llx%s%s\n",
+				     node->id,
+				     node->hca ? "hca" : "switch",
+				     node->nports, node->guid,
+				     node->hca ? " " : "",
+				     node->hca ? dev_name(&node->hca->ibdev.dev) :
+						 "");
+	}
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	list_for_each_entry(node, &ibdevsim_nodes, list) {
+		for (i = 1; i <= node->nports; i++) {
+			struct ibdevsim_port *peer = node->ports[i].peer;
+
+			if (!peer || peer->node->id < node->id ||
+			    (peer->node == node && peer->num < i))
+				continue;
+			len += sysfs_emit_at(buf, len, "cable %u %u %u %u\n",
+					     node->id, i, peer->node->id,
+					     peer->num);
+		}
+	}
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	mutex_unlock(&ibdevsim_topo_mutex);
+	return len;
+}
+static BUS_ATTR_RO(topology);
+
+static struct attribute *ibdevsim_bus_attrs[] = {
+	&bus_attr_new_hca.attr,
+	&bus_attr_new_switch.attr,
+	&bus_attr_del_node.attr,
+	&bus_attr_new_cable.attr,
+	&bus_attr_del_cable.attr,
+	&bus_attr_topology.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(ibdevsim_bus);
+
+static const struct bus_type ibdevsim_bus = {
+	.name = "ibdevsim",
+	.bus_groups = ibdevsim_bus_groups,
+};
+
+static int __init ibdevsim_init(void)
+{
+	int ret;
+
+	ibdevsim_wq = alloc_workqueue("ibdevsim", WQ_UNBOUND, 0);
+	if (!ibdevsim_wq)
+		return -ENOMEM;
+	ret = bus_register(&ibdevsim_bus);
+	if (ret)
+		destroy_workqueue(ibdevsim_wq);
+	return ret;
+}
+
+static void __exit ibdevsim_exit(void)
+{
+	struct ibdevsim_node *node, *tmp;
+
+	mutex_lock(&ibdevsim_topo_mutex);
+	list_for_each_entry_safe_reverse(node, tmp, &ibdevsim_nodes, list)
+		ibdevsim_node_del(node);
+	mutex_unlock(&ibdevsim_topo_mutex);
+	bus_unregister(&ibdevsim_bus);
+	destroy_workqueue(ibdevsim_wq);
+}
+
+module_init(ibdevsim_init);
+module_exit(ibdevsim_exit);
+
+MODULE_DESCRIPTION("Simulated InfiniBand fabric (HCAs, switches, cables)");
+MODULE_LICENSE("GPL");

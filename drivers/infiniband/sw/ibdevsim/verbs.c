@@ -1,0 +1,933 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ibdevsim: the ib_device of an HCA and its verbs (PD, DMA MR, AH, CQ and
+ * the SMI, GSI and UD QPs).
+ *
+ * post_send() copies the payload into a packet and queues it; the QP's
+ * send work puts it on the wire (ibdevsim_xmit()) and completes it, never
+ * under the caller's locks.  A packet arriving at a port is copied into
+ * the destination QP's oldest posted receive by
+ * ibdevsim_qp_deliver_locked().
+ */
+
+#include <linux/slab.h>
+#include <rdma/ib_mad.h>
+
+#include "ibdevsim.h"
+
+#define IBDEVSIM_MAX_WR		4096
+#define IBDEVSIM_MAX_SGE	8
+#define IBDEVSIM_MAX_CQE	65536
+
+static int ibdevsim_query_device(struct ib_device *ibdev,
+				 struct ib_device_attr *attr,
+				 struct ib_udata *udata)
+{
+	struct ibdevsim_node *node = to_hca(ibdev)->node;
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	attr->sys_image_guid = cpu_to_be64(node->guid);
+	attr->max_mr_size = U64_MAX;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = IBDEVSIM_VENDOR_ID;
+	attr->vendor_part_id = IBDEVSIM_HCA_DEVICE_ID;
+	attr->max_qp = 1 << 16;
+	attr->max_qp_wr = IBDEVSIM_MAX_WR;
+	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY;
+	attr->max_send_sge = IBDEVSIM_MAX_SGE;
+	attr->max_recv_sge = IBDEVSIM_MAX_SGE;
+	attr->max_sge_rd = IBDEVSIM_MAX_SGE;
+	attr->max_cq = 1 << 16;
+	attr->max_cqe = IBDEVSIM_MAX_CQE;
+	attr->max_mr = 1 << 16;
+	attr->max_pd = 1 << 16;
+	attr->max_ah = 1 << 16;
+	attr->max_pkeys = IBDEVSIM_PKEY_TBL_LEN;
+	attr->local_ca_ack_delay = 15;
+	return 0;
+}
+
+static int ibdevsim_query_port(struct ib_device *ibdev, u32 port_num,
+			       struct ib_port_attr *attr)
+{
+	struct ibdevsim_port *port = &to_hca(ibdev)->node->ports[port_num];
+	unsigned long flags;
+
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	attr->state = port->st.state;
+	attr->phys_state = port->st.phys_state;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = port->st.neighbor_mtu ? port->st.neighbor_mtu :
+						   IB_MTU_4096;
+	attr->gid_tbl_len = IBDEVSIM_GID_TBL_LEN;
+	attr->port_cap_flags = port->st.cap_mask;
+	attr->max_msg_sz = IBDEVSIM_MTU;
+	attr->bad_pkey_cntr = port->st.pkey_violations;
+	attr->qkey_viol_cntr = port->st.qkey_violations;
+	attr->pkey_tbl_len = IBDEVSIM_PKEY_TBL_LEN;
+	attr->lid = port->st.lid;
+	attr->sm_lid = port->st.sm_lid;
+	attr->lmc = port->st.lmc;
+	attr->max_vl_num = IBDEVSIM_VL_CAP;
+	attr->sm_sl = port->st.sm_sl;
+	attr->subnet_timeout = port->st.subnet_timeout;
+	attr->active_width = IB_WIDTH_4X;
+	attr->active_speed = IB_SPEED_QDR;
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	return 0;
+}
+
+static int ibdevsim_modify_port(struct ib_device *ibdev, u32 port_num,
+				int mask, struct ib_port_modify *props)
+{
+	struct ibdevsim_port *port = &to_hca(ibdev)->node->ports[port_num];
+	unsigned long flags;
+
+	if (mask & IB_PORT_SHUTDOWN)
+		return -EOPNOTSUPP;
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	port->st.cap_mask |= props->set_port_cap_mask;
+	port->st.cap_mask &= ~props->clr_port_cap_mask;
+	if (mask & IB_PORT_RESET_QKEY_CNTR)
+		port->st.qkey_violations = 0;
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	return 0;
+}
+
+static int ibdevsim_modify_device(struct ib_device *ibdev, int mask,
+				  struct ib_device_modify *props)
+{
+	struct ibdevsim_node *node = to_hca(ibdev)->node;
+	unsigned long flags;
+
+	if (mask & ~IB_DEVICE_MODIFY_NODE_DESC)
+		return -EOPNOTSUPP;
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	memcpy(node->desc, props->node_desc, IB_DEVICE_NODE_DESC_MAX);
+	memcpy(ibdev->node_desc, props->node_desc, IB_DEVICE_NODE_DESC_MAX);
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	return 0;
+}
+
+static int ibdevsim_query_gid(struct ib_device *ibdev, u32 port_num,
+			      int index, union ib_gid *gid)
+{
+	struct ibdevsim_node *node = to_hca(ibdev)->node;
+	unsigned long flags;
+
+	if (index)
+		return -EINVAL;
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	gid->global.subnet_prefix =
+		cpu_to_be64(node->ports[port_num].st.gid_prefix);
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	gid->global.interface_id = cpu_to_be64(node->guid + port_num);
+	return 0;
+}
+
+static int ibdevsim_query_pkey(struct ib_device *ibdev, u32 port_num,
+			       u16 index, u16 *pkey)
+{
+	struct ibdevsim_node *node = to_hca(ibdev)->node;
+	unsigned long flags;
+
+	if (index >= IBDEVSIM_PKEY_TBL_LEN)
+		return -EINVAL;
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	*pkey = node->ports[port_num].pkeys[index];
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	return 0;
+}
+
+static int ibdevsim_port_immutable(struct ib_device *ibdev, u32 port_num,
+				   struct ib_port_immutable *imm)
+{
+	imm->pkey_tbl_len = IBDEVSIM_PKEY_TBL_LEN;
+	imm->gid_tbl_len = IBDEVSIM_GID_TBL_LEN;
+	imm->core_cap_flags = RDMA_CORE_PORT_IBA_IB;
+	imm->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer ibdevsim_link_layer(struct ib_device *ibdev,
+						u32 port_num)
+{
+	return IB_LINK_LAYER_INFINIBAND;
+}
+
+static int ibdevsim_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int ibdevsim_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static struct ib_mr *ibdevsim_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct ibdevsim_mr *mr;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->ibmr.lkey = IBDEVSIM_DMA_LKEY;
+	mr->ibmr.rkey = IBDEVSIM_DMA_LKEY;
+	return &mr->ibmr;
+}
+
+static struct ib_mr *ibdevsim_reg_user_mr(struct ib_pd *pd, u64 start,
+					  u64 length, u64 virt, int access,
+					  struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static int ibdevsim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	kfree(container_of(ibmr, struct ibdevsim_mr, ibmr));
+	return 0;
+}
+
+static int ibdevsim_create_ah(struct ib_ah *ibah,
+			      struct rdma_ah_init_attr *init,
+			      struct ib_udata *udata)
+{
+	struct ibdevsim_ah *ah = container_of(ibah, struct ibdevsim_ah, ibah);
+
+	if (init->ah_attr->type != RDMA_AH_ATTR_TYPE_IB)
+		return -EINVAL;
+	ah->attr = *init->ah_attr;
+	return 0;
+}
+
+static int ibdevsim_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	*attr = container_of(ibah, struct ibdevsim_ah, ibah)->attr;
+	return 0;
+}
+
+static int ibdevsim_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	return 0;
+}
+
+static int ibdevsim_create_cq(struct ib_cq *ibcq,
+			      const struct ib_cq_init_attr *attr,
+			      struct uverbs_attr_bundle *attrs)
+{
+	struct ibdevsim_cq *cq = to_cq(ibcq);
+
+	if (attr->flags || !attr->cqe || attr->cqe > IBDEVSIM_MAX_CQE)
+		return -EINVAL;
+	cq->wc = kvcalloc(attr->cqe, sizeof(*cq->wc), GFP_KERNEL);
+	if (!cq->wc)
+		return -ENOMEM;
+	spin_lock_init(&cq->lock);
+	cq->size = attr->cqe;
+	ibcq->cqe = attr->cqe;
+	return 0;
+}
+
+static int ibdevsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	kvfree(to_cq(ibcq)->wc);
+	return 0;
+}
+
+/* Add a completion to a CQ and call its handler if it was armed. */
+static void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
+			     bool solicited)
+{
+	bool notify = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->count == cq->size) {
+		cq->overflow = true;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		return;
+	}
+	cq->wc[(cq->head + cq->count) % cq->size] = *wc;
+	cq->count++;
+	if (cq->notify == IB_CQ_NEXT_COMP ||
+	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
+		cq->notify = 0;
+		notify = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (notify && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+static int ibdevsim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+{
+	struct ibdevsim_cq *cq = to_cq(ibcq);
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (i = 0; i < n && cq->count; i++) {
+		wc[i] = cq->wc[cq->head];
+		cq->head = (cq->head + 1) % cq->size;
+		cq->count--;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return i;
+}
+
+static int ibdevsim_req_notify_cq(struct ib_cq *ibcq,
+				  enum ib_cq_notify_flags flags)
+{
+	struct ibdevsim_cq *cq = to_cq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->count)
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}
+
+static struct ibdevsim_rwqe *ibdevsim_rq_slot(struct ibdevsim_qp *qp, u32 i)
+{
+	return qp->rq + (size_t)(i % qp->rq_max) * qp->rq_stride;
+}
+
+/* Free queued sends; with @flush, complete them with a flush error. */
+static void ibdevsim_sq_drain(struct ibdevsim_qp *qp, bool flush)
+{
+	struct ibdevsim_swqe *swqe, *tmp;
+	unsigned long flags;
+	LIST_HEAD(list);
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	list_splice_init(&qp->sendq, &list);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	list_for_each_entry_safe(swqe, tmp, &list, list) {
+		if (flush) {
+			struct ib_wc wc = {
+				.wr_id = swqe->wr_id,
+				.status = IB_WC_WR_FLUSH_ERR,
+				.opcode = IB_WC_SEND,
+				.qp = &qp->ibqp,
+			};
+
+			ibdevsim_cq_post(to_cq(qp->ibqp.send_cq), &wc, false);
+		}
+		spin_lock_irqsave(&qp->sq_lock, flags);
+		qp->sq_used--;
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		kfree(swqe->pkt);
+		kfree(swqe);
+	}
+}
+
+/* Drop posted receives; with @flush, complete them with a flush error. */
+static void ibdevsim_rq_drain(struct ibdevsim_qp *qp, bool flush)
+{
+	struct ib_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+	};
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	while (qp->rq_count) {
+		wc.wr_id = ibdevsim_rq_slot(qp, qp->rq_head)->wr_id;
+		qp->rq_head = (qp->rq_head + 1) % qp->rq_max;
+		qp->rq_count--;
+		if (flush) {
+			spin_unlock_irqrestore(&qp->rq_lock, flags);
+			ibdevsim_cq_post(to_cq(qp->ibqp.recv_cq), &wc, false);
+			spin_lock_irqsave(&qp->rq_lock, flags);
+		}
+	}
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+}
+
+/* The QP's send work: put queued sends on the wire and complete them. */
+static void ibdevsim_send_work(struct work_struct *work)
+{
+	struct ibdevsim_qp *qp = container_of(work, struct ibdevsim_qp,
+					      send_work);
+	struct ibdevsim_port *port = &qp->hca->node->ports[qp->port];
+	struct ibdevsim_swqe *swqe;
+	enum ib_wc_status status;
+	unsigned long flags;
+	bool flush;
+
+	for (;;) {
+		spin_lock_irqsave(&qp->sq_lock, flags);
+		swqe = list_first_entry_or_null(&qp->sendq,
+						struct ibdevsim_swqe, list);
+		if (swqe)
+			list_del(&swqe->list);
+		flush = qp->state == IB_QPS_ERR;
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		if (!swqe)
+			break;
+		status = flush ? IB_WC_WR_FLUSH_ERR : swqe->status;
+		if (swqe->pkt && status == IB_WC_SUCCESS)
+			ibdevsim_xmit(port, swqe->pkt);
+		else
+			kfree(swqe->pkt);
+		if (swqe->signaled || status != IB_WC_SUCCESS) {
+			struct ib_wc wc = {
+				.wr_id = swqe->wr_id,
+				.status = status,
+				.opcode = swqe->opcode,
+				.byte_len = swqe->byte_len,
+				.qp = &qp->ibqp,
+			};
+
+			ibdevsim_cq_post(to_cq(qp->ibqp.send_cq), &wc, false);
+		}
+		spin_lock_irqsave(&qp->sq_lock, flags);
+		qp->sq_used--;
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		kfree(swqe);
+		cond_resched();
+	}
+}
+
+static int ibdevsim_create_qp(struct ib_qp *ibqp,
+			      struct ib_qp_init_attr *init,
+			      struct ib_udata *udata)
+{
+	struct ibdevsim_hca *hca = to_hca(ibqp->device);
+	struct ibdevsim_qp *qp = to_qp(ibqp);
+	struct ib_qp_cap *cap = &init->cap;
+	struct ibdevsim_port *port = NULL;
+	unsigned long flags;
+	u32 qpn;
+	int ret;
+
+	if (udata || init->srq || init->create_flags)
+		return -EOPNOTSUPP;
+	if (init->qp_type != IB_QPT_SMI && init->qp_type != IB_QPT_GSI &&
+	    init->qp_type != IB_QPT_UD)
+		return -EOPNOTSUPP;
+	if (!cap->max_send_wr || cap->max_send_wr > IBDEVSIM_MAX_WR ||
+	    !cap->max_recv_wr || cap->max_recv_wr > IBDEVSIM_MAX_WR ||
+	    cap->max_send_sge > IBDEVSIM_MAX_SGE ||
+	    cap->max_recv_sge > IBDEVSIM_MAX_SGE || cap->max_inline_data)
+		return -EINVAL;
+	if (init->qp_type != IB_QPT_UD) {
+		if (init->port_num < 1 || init->port_num > hca->node->nports)
+			return -EINVAL;
+		port = &hca->node->ports[init->port_num];
+		qp->port = init->port_num;
+	} else {
+		qp->port = 1;
+	}
+
+	qp->hca = hca;
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	spin_lock_init(&qp->sq_lock);
+	INIT_LIST_HEAD(&qp->sendq);
+	qp->sq_max = cap->max_send_wr;
+	qp->max_send_sge = max_t(u32, cap->max_send_sge, 1);
+	INIT_WORK(&qp->send_work, ibdevsim_send_work);
+	spin_lock_init(&qp->rq_lock);
+	qp->rq_max = cap->max_recv_wr;
+	qp->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
+	qp->rq_stride = struct_size_t(struct ibdevsim_rwqe, sge,
+				      qp->max_recv_sge);
+	qp->rq = kvcalloc(qp->rq_max, qp->rq_stride, GFP_KERNEL);
+	if (!qp->rq)
+		return -ENOMEM;
+
+	if (init->qp_type == IB_QPT_UD) {
+		ret = xa_alloc_cyclic_irq(&hca->qps, &qpn, qp,
+					  XA_LIMIT(2, 0xffffff),
+					  &hca->qpn_next, GFP_KERNEL);
+		if (ret < 0)
+			goto err_free;
+		ibqp->qp_num = qpn;
+	} else {
+		struct ibdevsim_qp **slot;
+
+		slot = init->qp_type == IB_QPT_SMI ? &port->qp0 : &port->qp1;
+		spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+		if (*slot) {
+			spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+			ret = -EBUSY;
+			goto err_free;
+		}
+		*slot = qp;
+		spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+		ibqp->qp_num = init->qp_type == IB_QPT_SMI ? 0 : 1;
+	}
+	cap->max_send_sge = qp->max_send_sge;
+	cap->max_recv_sge = qp->max_recv_sge;
+	return 0;
+
+err_free:
+	kvfree(qp->rq);
+	return ret;
+}
+
+static int ibdevsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct ibdevsim_qp *qp = to_qp(ibqp);
+	struct ibdevsim_port *port = &qp->hca->node->ports[qp->port];
+	unsigned long flags;
+
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	if (ibqp->qp_type == IB_QPT_SMI && port->qp0 == qp)
+		port->qp0 = NULL;
+	else if (ibqp->qp_type == IB_QPT_GSI && port->qp1 == qp)
+		port->qp1 = NULL;
+	else if (ibqp->qp_type == IB_QPT_UD) {
+		xa_lock(&qp->hca->qps);
+		__xa_erase(&qp->hca->qps, ibqp->qp_num);
+		xa_unlock(&qp->hca->qps);
+	}
+	spin_lock(&qp->sq_lock);
+	qp->state = IB_QPS_ERR;
+	spin_unlock(&qp->sq_lock);
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	cancel_work_sync(&qp->send_work);
+	ibdevsim_sq_drain(qp, false);
+	kvfree(qp->rq);
+	return 0;
+}
+
+static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			      int mask, struct ib_udata *udata)
+{
+	struct ibdevsim_qp *qp = to_qp(ibqp);
+	enum ib_qp_state cur, next;
+	unsigned long flags;
+
+	if (udata)
+		return -EOPNOTSUPP;
+	cur = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state;
+	next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) &&
+	    attr->pkey_index >= IBDEVSIM_PKEY_TBL_LEN)
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) &&
+	    (attr->port_num < 1 || attr->port_num > qp->hca->node->nports))
+		return -EINVAL;
+
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock(&qp->sq_lock);
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if ((mask & IB_QP_PORT) && ibqp->qp_type == IB_QPT_UD)
+		qp->port = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
+	qp->state = next;
+	spin_unlock(&qp->sq_lock);
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+
+	if (next == IB_QPS_ERR) {
+		ibdevsim_rq_drain(qp, true);
+		queue_work(ibdevsim_wq, &qp->send_work);
+	} else if (next == IB_QPS_RESET) {
+		cancel_work_sync(&qp->send_work);
+		ibdevsim_sq_drain(qp, false);
+		ibdevsim_rq_drain(qp, false);
+	}
+	return 0;
+}
+
+static int ibdevsim_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			     int mask, struct ib_qp_init_attr *init)
+{
+	struct ibdevsim_qp *qp = to_qp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->qkey = qp->qkey;
+	attr->pkey_index = qp->pkey_index;
+	attr->port_num = qp->port;
+	attr->cap.max_send_wr = qp->sq_max;
+	attr->cap.max_recv_wr = qp->rq_max;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_recv_sge = qp->max_recv_sge;
+	init->cap = attr->cap;
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/* Build the packet of a UD, GSI or SMI send; sets *status on bad input. */
+static struct ibdevsim_pkt *ibdevsim_build_pkt(struct ibdevsim_qp *qp,
+					       const struct ib_ud_wr *wr,
+					       u32 len,
+					       enum ib_wc_status *status)
+{
+	struct ibdevsim_port *port = &qp->hca->node->ports[qp->port];
+	struct ibdevsim_ah *ah = container_of(wr->ah, struct ibdevsim_ah, ibah);
+	const struct rdma_ah_attr *aa = &ah->attr;
+	struct ibdevsim_pkt *pkt;
+	unsigned long flags;
+	u16 pkey_index;
+	u32 off = 0;
+	int i;
+
+	pkt = ibdevsim_pkt_alloc(len, GFP_ATOMIC);
+	if (!pkt)
+		return NULL;
+	for (i = 0; i < wr->wr.num_sge; i++) {
+		const struct ib_sge *sge = &wr->wr.sg_list[i];
+
+		if (sge->lkey != IBDEVSIM_DMA_LKEY) {
+			*status = IB_WC_LOC_PROT_ERR;
+			break;
+		}
+		memcpy(pkt->data + off, (void *)(uintptr_t)sge->addr,
+		       sge->length);
+		off += sge->length;
+	}
+	pkt->vl15 = qp->ibqp.qp_type == IB_QPT_SMI;
+	pkt->dlid = rdma_ah_get_dlid(aa);
+	pkt->sl = rdma_ah_get_sl(aa);
+	pkt->src_qpn = qp->ibqp.qp_num;
+	pkt->dest_qpn = wr->remote_qpn;
+	pkt->qkey = wr->remote_qkey & 0x80000000 ? qp->qkey : wr->remote_qkey;
+	if (wr->wr.opcode == IB_WR_SEND_WITH_IMM) {
+		pkt->has_imm = true;
+		pkt->imm = wr->wr.ex.imm_data;
+	}
+	pkey_index = qp->ibqp.qp_type == IB_QPT_GSI ? wr->pkey_index :
+						      qp->pkey_index;
+	if (pkey_index >= IBDEVSIM_PKEY_TBL_LEN)
+		*status = IB_WC_LOC_QP_OP_ERR;
+
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	pkt->slid = port->st.lid | rdma_ah_get_path_bits(aa);
+	pkt->pkey = pkt->vl15 ? IB_DEFAULT_PKEY_FULL :
+		    port->pkeys[pkey_index % IBDEVSIM_PKEY_TBL_LEN];
+	if (rdma_ah_get_ah_flags(aa) & IB_AH_GRH) {
+		const struct ib_global_route *g = rdma_ah_read_grh(aa);
+
+		pkt->has_grh = true;
+		pkt->grh.version_tclass_flow =
+			cpu_to_be32(6 << 28 | g->traffic_class << 20 |
+				    (g->flow_label & 0xfffff));
+		pkt->grh.paylen = cpu_to_be16(len);
+		pkt->grh.next_hdr = 0x1b;
+		pkt->grh.hop_limit = g->hop_limit;
+		pkt->grh.sgid.global.subnet_prefix =
+			cpu_to_be64(port->st.gid_prefix);
+		pkt->grh.sgid.global.interface_id =
+			cpu_to_be64(qp->hca->node->guid + qp->port);
+		pkt->grh.dgid = g->dgid;
+	}
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	return pkt;
+}
+
+static int ibdevsim_post_one_send(struct ibdevsim_qp *qp,
+				  const struct ib_send_wr *wr)
+{
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	struct ibdevsim_swqe *swqe;
+	unsigned long flags;
+	u32 len = 0;
+	int i;
+
+	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
+		return -EINVAL;
+	if (wr->num_sge > qp->max_send_sge || !ud_wr(wr)->ah)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > (qp->ibqp.qp_type == IB_QPT_SMI ? IB_MGMT_MAD_SIZE :
+						     IBDEVSIM_MTU))
+		status = IB_WC_LOC_LEN_ERR;
+
+	swqe = kzalloc(sizeof(*swqe), GFP_ATOMIC);
+	if (!swqe)
+		return -ENOMEM;
+	swqe->wr_id = wr->wr_id;
+	swqe->opcode = IB_WC_SEND;
+	swqe->byte_len = len;
+	swqe->signaled = qp->sq_sig_all || (wr->send_flags & IB_SEND_SIGNALED);
+	if (status == IB_WC_SUCCESS) {
+		swqe->pkt = ibdevsim_build_pkt(qp, ud_wr(wr), len, &status);
+		if (!swqe->pkt) {
+			kfree(swqe);
+			return -ENOMEM;
+		}
+	}
+	swqe->status = status;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		kfree(swqe->pkt);
+		kfree(swqe);
+		return -EINVAL;
+	}
+	if (qp->sq_used >= qp->sq_max) {
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		kfree(swqe->pkt);
+		kfree(swqe);
+		return -ENOMEM;
+	}
+	qp->sq_used++;
+	list_add_tail(&swqe->list, &qp->sendq);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return 0;
+}
+
+static int ibdevsim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			      const struct ib_send_wr **bad)
+{
+	struct ibdevsim_qp *qp = to_qp(ibqp);
+	int ret = 0;
+
+	for (; wr; wr = wr->next) {
+		ret = ibdevsim_post_one_send(qp, wr);
+		if (ret) {
+			*bad = wr;
+			break;
+		}
+	}
+	queue_work(ibdevsim_wq, &qp->send_work);
+	return ret;
+}
+
+static int ibdevsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			      const struct ib_recv_wr **bad)
+{
+	struct ibdevsim_qp *qp = to_qp(ibqp);
+	struct ibdevsim_rwqe *rwqe;
+	unsigned long flags;
+	bool flush;
+	int ret = 0;
+
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge > qp->max_recv_sge) {
+			ret = -EINVAL;
+			break;
+		}
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		if (qp->state == IB_QPS_RESET) {
+			ret = -EINVAL;
+		} else if (qp->rq_count >= qp->rq_max) {
+			ret = -ENOMEM;
+		} else {
+			rwqe = ibdevsim_rq_slot(qp, qp->rq_head + qp->rq_count);
+			rwqe->wr_id = wr->wr_id;
+			rwqe->num_sge = wr->num_sge;
+			memcpy(rwqe->sge, wr->sg_list,
+			       wr->num_sge * sizeof(*wr->sg_list));
+			qp->rq_count++;
+		}
+		flush = qp->state == IB_QPS_ERR;
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		if (ret)
+			break;
+		if (flush)
+			ibdevsim_rq_drain(qp, true);
+	}
+	if (ret)
+		*bad = wr;
+	return ret;
+}
+
+/* Copy @len bytes to byte @off of a receive's buffers; false if too small. */
+static bool ibdevsim_copy_to_sges(const struct ibdevsim_rwqe *rwqe, u32 off,
+				  const void *src, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < rwqe->num_sge && len; i++) {
+		const struct ib_sge *sge = &rwqe->sge[i];
+		u32 n;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - off);
+		memcpy((void *)(uintptr_t)(sge->addr + off), src, n);
+		src += n;
+		len -= n;
+		off = 0;
+	}
+	return !len;
+}
+
+/**
+ * ibdevsim_qp_deliver_locked() - a packet lands in a QP's receive queue
+ * @qp: the destination QP
+ * @pkt: the packet
+ * @pkey_index: the index of the packet's P_Key in the port's table
+ * @port: the port it came in on
+ *
+ * The oldest posted receive takes the GRH area (40 bytes, filled when the
+ * packet has a GRH) and then the payload.  A packet for a QP that is not
+ * ready to receive or has no receive posted is dropped, as on the wire.
+ *
+ * Context: ibdevsim_fabric_lock held.
+ */
+void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
+				const struct ibdevsim_pkt *pkt,
+				u16 pkey_index, u8 port)
+{
+	struct ibdevsim_port *p = &qp->hca->node->ports[port];
+	struct ibdevsim_rwqe *rwqe;
+	struct ib_wc wc = {};
+	u32 i, room = 0;
+
+	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
+	    qp->state != IB_QPS_SQD)
+		return;
+	spin_lock(&qp->rq_lock);
+	if (!qp->rq_count) {
+		spin_unlock(&qp->rq_lock);
+		p->cnt.rcv_errors++;
+		return;
+	}
+	rwqe = ibdevsim_rq_slot(qp, qp->rq_head);
+	qp->rq_head = (qp->rq_head + 1) % qp->rq_max;
+	qp->rq_count--;
+	wc.status = IB_WC_SUCCESS;
+	for (i = 0; i < rwqe->num_sge; i++) {
+		if (rwqe->sge[i].lkey != IBDEVSIM_DMA_LKEY)
+			wc.status = IB_WC_LOC_PROT_ERR;
+		room += rwqe->sge[i].length;
+	}
+	if (wc.status == IB_WC_SUCCESS &&
+	    room < sizeof(struct ib_grh) + pkt->len)
+		wc.status = IB_WC_LOC_LEN_ERR;
+	if (wc.status == IB_WC_SUCCESS) {
+		if (pkt->has_grh)
+			ibdevsim_copy_to_sges(rwqe, 0, &pkt->grh,
+					      sizeof(pkt->grh));
+		ibdevsim_copy_to_sges(rwqe, sizeof(struct ib_grh), pkt->data,
+				      pkt->len);
+	}
+	wc.wr_id = rwqe->wr_id;
+	spin_unlock(&qp->rq_lock);
+
+	wc.opcode = IB_WC_RECV;
+	wc.byte_len = sizeof(struct ib_grh) + pkt->len;
+	wc.qp = &qp->ibqp;
+	wc.src_qp = pkt->src_qpn;
+	wc.slid = pkt->slid;
+	wc.sl = pkt->sl;
+	wc.dlid_path_bits = pkt->dlid & ((1U << p->st.lmc) - 1);
+	wc.pkey_index = pkey_index;
+	wc.port_num = port;
+	if (pkt->has_grh)
+		wc.wc_flags |= IB_WC_GRH;
+	if (pkt->has_imm) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = pkt->imm;
+	}
+	ibdevsim_cq_post(to_cq(qp->ibqp.recv_cq), &wc, false);
+}
+
+static const struct ib_device_ops ibdevsim_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+
+	.alloc_pd = ibdevsim_alloc_pd,
+	.create_ah = ibdevsim_create_ah,
+	.create_cq = ibdevsim_create_cq,
+	.create_qp = ibdevsim_create_qp,
+	.dealloc_pd = ibdevsim_dealloc_pd,
+	.dereg_mr = ibdevsim_dereg_mr,
+	.destroy_ah = ibdevsim_destroy_ah,
+	.destroy_cq = ibdevsim_destroy_cq,
+	.destroy_qp = ibdevsim_destroy_qp,
+	.get_dma_mr = ibdevsim_get_dma_mr,
+	.get_link_layer = ibdevsim_link_layer,
+	.get_port_immutable = ibdevsim_port_immutable,
+	.modify_device = ibdevsim_modify_device,
+	.modify_port = ibdevsim_modify_port,
+	.modify_qp = ibdevsim_modify_qp,
+	.poll_cq = ibdevsim_poll_cq,
+	.post_recv = ibdevsim_post_recv,
+	.post_send = ibdevsim_post_send,
+	.process_mad = ibdevsim_process_mad,
+	.query_ah = ibdevsim_query_ah,
+	.query_device = ibdevsim_query_device,
+	.query_gid = ibdevsim_query_gid,
+	.query_pkey = ibdevsim_query_pkey,
+	.query_port = ibdevsim_query_port,
+	.query_qp = ibdevsim_query_qp,
+	.reg_user_mr = ibdevsim_reg_user_mr,
+	.req_notify_cq = ibdevsim_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, ibdevsim_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, ibdevsim_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, ibdevsim_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, ibdevsim_qp, ibqp),
+};
+
+/**
+ * ibdevsim_hca_register() - give an HCA node its ib_device
+ * @node: the node
+ *
+ * Context: ibdevsim_topo_mutex held.
+ * Return: 0 or a negative errno (nothing left allocated).
+ */
+int ibdevsim_hca_register(struct ibdevsim_node *node)
+{
+	struct ibdevsim_hca *hca;
+	int ret;
+
+	hca = ib_alloc_device(ibdevsim_hca, ibdev);
+	if (!hca)
+		return -ENOMEM;
+	hca->node = node;
+	xa_init_flags(&hca->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	hca->qpn_next = 2;
+	hca->ibdev.node_type = RDMA_NODE_IB_CA;
+	hca->ibdev.node_guid = cpu_to_be64(node->guid);
+	hca->ibdev.phys_port_cnt = node->nports;
+	hca->ibdev.num_comp_vectors = 1;
+	hca->ibdev.local_dma_lkey = IBDEVSIM_DMA_LKEY;
+	hca->ibdev.dev.parent = &node->dev;
+	memcpy(hca->ibdev.node_desc, node->desc, IB_DEVICE_NODE_DESC_MAX);
+	ib_set_device_ops(&hca->ibdev, &ibdevsim_dev_ops);
+	node->hca = hca;
+	ret = ib_register_device(&hca->ibdev, "ibdevsim%d", NULL);
+	if (ret) {
+		node->hca = NULL;
+		xa_destroy(&hca->qps);
+		ib_dealloc_device(&hca->ibdev);
+	}
+	return ret;
+}
+
+/**
+ * ibdevsim_hca_unregister() - remove an HCA node's ib_device
+ * @node: the node (its cables already pulled)
+ *
+ * Context: ibdevsim_topo_mutex held.
+ */
+void ibdevsim_hca_unregister(struct ibdevsim_node *node)
+{
+	struct ibdevsim_hca *hca = node->hca;
+
+	ib_unregister_device(&hca->ibdev);
+	xa_destroy(&hca->qps);
+	node->hca = NULL;
+	ib_dealloc_device(&hca->ibdev);
+}
