@@ -415,7 +415,8 @@ static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
  * @port: the port
  * @pkt: the packet, which the fabric owns from now on
  *
- * A packet for one of the port's own LIDs loops back inside the HCA.
+ * A packet for one of the port's own LIDs (a LID-routed SMP too) loops
+ * back inside the HCA.
  * Otherwise it crosses the cable and is walked through the switches
  * until an HCA takes it or it is dropped.
  *
@@ -427,8 +428,8 @@ void ibdevsim_xmit(struct ibdevsim_port *port, struct ibdevsim_pkt *pkt)
 	unsigned long flags;
 
 	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
-	if (!pkt->vl15 && ibdevsim_port_owns_lid(port, pkt->dlid)) {
-		if (port->st.state == IB_PORT_ACTIVE) {
+	if (ibdevsim_port_owns_lid(port, pkt->dlid)) {
+		if (pkt->vl15 || port->st.state == IB_PORT_ACTIVE) {
 			ibdevsim_hca_recv(port, pkt);
 		} else {
 			port->cnt.xmit_discards++;

@@ -290,7 +290,7 @@ struct ibdevsim_ah {
  */
 struct ibdevsim_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;
+	spinlock_t lock; /* the ring and notify state, see above */
 	struct ib_wc *wc;
 	u32 size;
 	u32 head;
@@ -364,14 +364,14 @@ struct ibdevsim_qp {
 	u16 pkey_index;
 	bool sq_sig_all;
 
-	spinlock_t sq_lock;
+	spinlock_t sq_lock; /* sendq, sq_used, state */
 	struct list_head sendq;
 	u32 sq_used;
 	u32 sq_max;
 	u32 max_send_sge;
 	struct work_struct send_work;
 
-	spinlock_t rq_lock;
+	spinlock_t rq_lock; /* rq, rq_head, rq_count */
 	void *rq;
 	size_t rq_stride;
 	u32 rq_max;

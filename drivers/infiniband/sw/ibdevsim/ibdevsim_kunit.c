@@ -200,6 +200,7 @@ static struct kunit_suite ibdevsim_wire_suite = {
 	.name = "ibdevsim_wire",
 	.test_cases = ibdevsim_wire_cases,
 };
+
 kunit_test_suite(ibdevsim_wire_suite);
 
 MODULE_DESCRIPTION("KUnit tests of ibdevsim's wire rules");

@@ -74,8 +74,7 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 		if (node->sw)
 			node->sw->lft = kvmalloc(IBDEVSIM_LFT_CAP, GFP_KERNEL);
 		if (!node->sw || !node->sw->lft) {
-			if (node->sw)
-				kfree(node->sw);
+			kfree(node->sw);
 			kfree(node);
 			return -ENOMEM;
 		}

@@ -483,11 +483,11 @@ static int ibdevsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	unsigned long flags;
 
 	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
-	if (ibqp->qp_type == IB_QPT_SMI && port->qp0 == qp)
+	if (ibqp->qp_type == IB_QPT_SMI && port->qp0 == qp) {
 		port->qp0 = NULL;
-	else if (ibqp->qp_type == IB_QPT_GSI && port->qp1 == qp)
+	} else if (ibqp->qp_type == IB_QPT_GSI && port->qp1 == qp) {
 		port->qp1 = NULL;
-	else if (ibqp->qp_type == IB_QPT_UD) {
+	} else if (ibqp->qp_type == IB_QPT_UD) {
 		xa_lock(&qp->hca->qps);
 		__xa_erase(&qp->hca->qps, ibqp->qp_num);
 		xa_unlock(&qp->hca->qps);

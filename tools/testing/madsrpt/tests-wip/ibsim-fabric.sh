@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ibsim-fabric: ibdevsim's default fabric (two HCAs with two ports, one
+# 8-port switch, every HCA port cabled to it) brought up by opensm; then
+# ibstat, ibnetdiscover, smpquery (directed route and LID), ibroute,
+# saquery and perfquery against it.
+# timeout: 600
+
+. "$MS_HARNESS/guest/guest-lib.sh"
+
+sys=/sys/bus/ibdevsim
+tap_plan 12
+
+fabric() {
+	modprobe ib_umad || return 1
+	modprobe ibdevsim || return 1
+	echo "1 2 0x0002c90300001000" >$sys/new_hca &&
+	echo "2 2 0x0002c90300002000" >$sys/new_hca &&
+	echo "10 8 0x0002c90300010000" >$sys/new_switch &&
+	echo "1 1 10 1" >$sys/new_cable &&
+	echo "1 2 10 2" >$sys/new_cable &&
+	echo "2 1 10 3" >$sys/new_cable &&
+	echo "2 2 10 4" >$sys/new_cable || return 1
+	cat $sys/topology
+}
+tap_check "ibdevsim loads, 2 HCAs, a switch, 4 cables" fabric
+
+all_active() {
+	local d p
+	for d in ibdevsim0 ibdevsim1; do
+		for p in 1 2; do
+			grep -q ACTIVE /sys/class/infiniband/$d/ports/$p/state ||
+				return 1
+			[ "$(cat /sys/class/infiniband/$d/ports/$p/lid)" != 0x0 ] ||
+				return 1
+		done
+	done
+}
+sm_guid=0x0002c90300001001
+mkdir -p /var/log /var/cache/opensm
+opensm -g $sm_guid -f /tmp/opensm.log >/dev/null 2>&1 &
+smpid=$!
+tap_check "opensm brings every port ACTIVE with a LID" ms_wait 120 all_active
+ibstat ibdevsim0 | sed 's/^/# /'
+sm_master() { grep -q "SUBNET UP" /tmp/opensm.log; }
+tap_check "opensm reports SUBNET UP" ms_wait 60 sm_master
+
+disc() {
+	local out
+	out=$(ibnetdiscover -C ibdevsim0 -P 1) || return 1
+	echo "$out"
+	[ "$(grep -c '^Switch' <<<"$out")" -eq 1 ] &&
+	[ "$(grep -c '^Ca' <<<"$out")" -eq 2 ] &&
+	[ "$(grep -cE '^\[[0-9]+\].*"(S|H)-' <<<"$out")" -ge 8 ]
+}
+tap_check "ibnetdiscover: 1 switch, 2 HCAs, the 4 cables both ways" disc
+
+tap_check "smpquery nodeinfo by directed route across the switch" \
+	sh -c 'smpquery -C ibdevsim0 -P 1 -D nodeinfo 0,1,3 | tee /dev/stderr | grep -q "^Guid:\.*0x0002c90300002000"'
+lid2=$(cat /sys/class/infiniband/ibdevsim1/ports/1/lid)
+tap_check "smpquery nodeinfo by LID $lid2" \
+	sh -c "smpquery -C ibdevsim0 -P 1 nodeinfo $((lid2)) | grep -q '^Guid:\.*0x0002c90300002000'"
+swlid() { smpquery -C ibdevsim0 -P 1 -D portinfo 0,1 0 | sed -n 's/^Lid:\.*//p'; }
+sw=$(swlid)
+tap_check "ibroute on the switch (LID $sw) shows the LFT opensm wrote" \
+	sh -c "ibroute -C ibdevsim0 -P 1 $sw | tee /dev/stderr | grep -q '5 valid lids'"
+sa_nodes() {
+	local out
+	out=$(saquery -C ibdevsim0 -P 2) || return 1
+	echo "$out"
+	[ "$(grep -o "ibdevsim [A-Za-z]* [0-9]*" <<<"$out" | sort -u | wc -l)" -eq 3 ]
+}
+tap_check "saquery node records name the 3 nodes" sa_nodes
+tap_check "saquery path record HCA 0 port 2 to HCA 1 port 1" \
+	sh -c "saquery -C ibdevsim0 -P 2 -p --src-to-dst $(( $(cat /sys/class/infiniband/ibdevsim0/ports/2/lid) )):$((lid2)) | grep -q PathRecord"
+pc() { perfquery -C ibdevsim0 -P 1 "$@" | sed -n 's/^PortXmitPkts:\.*//p'; }
+a=$(pc $((lid2)) 1)
+saquery -C ibdevsim0 -P 2 >/dev/null 2>&1
+b=$(pc $((lid2)) 1)
+tap_check "perfquery PortXmitPkts moves ($a -> $b)" test "${b:-0}" -gt "${a:-0}"
+kill $smpid; wait $smpid 2>/dev/null
+tap_check "opensm stops" true
+tap_check "ibdevsim unloads with its devices" rmmod ibdevsim
+tail -n 30 /tmp/opensm.log | sed 's/^/# /'
+tap_done
