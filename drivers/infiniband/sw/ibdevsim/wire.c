@@ -235,7 +235,6 @@ int ibdevsim_portinfo_apply(struct ibdevsim_port_state *st,
 	struct ibdevsim_port_state n = *st;
 	u8 width = pi->link_width_enabled;
 	u8 speed = pi->linkspeedactive_enabled & 0xf;
-	u8 phys = pi->portphysstate_linkdown >> 4;
 	u8 lddef = pi->portphysstate_linkdown & 0xf;
 	u8 mtu = pi->neighbormtu_mastersmsl >> 4;
 	u8 opvls = pi->operationalvl_pei_peo_fpi_fpo >> 4;
@@ -263,9 +262,10 @@ int ibdevsim_portinfo_apply(struct ibdevsim_port_state *st,
 				      pi->linkspeed_portstate & 0xf);
 	if (!n.state)
 		return -EINVAL;
-	if (phys != 0 && phys != IB_PORT_PHYS_STATE_POLLING &&
-	    phys != IB_PORT_PHYS_STATE_DISABLED)
-		return -EINVAL;
+	/*
+	 * PortPhysicalState is not acted on (links follow their cables):
+	 * any value is taken, as tools send back what a Get returned.
+	 */
 	if (lddef > IB_PORT_PHYS_STATE_POLLING)
 		return -EINVAL;
 	if (lddef)
