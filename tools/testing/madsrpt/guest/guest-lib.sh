@@ -287,3 +287,49 @@ ms_rxe_wire() {
 	[ "${2:-}" = umad ] || return 0
 	modprobe ib_umad && ms_wait 10 test -c /dev/infiniband/umad0
 }
+
+# ms_ibsim_fabric: ibdevsim's test default fabric: ib_umad and ibdevsim
+# loaded, HCAs 1 and 2 (ibdevsim0 and ibdevsim1) with two ports each and
+# an 8-port switch 10, every HCA port cabled to it (HCA 1 on switch ports
+# 1 and 2, HCA 2 on 3 and 4); prints the topology.
+ms_ibsim_fabric() {
+	local sys=/sys/bus/ibdevsim
+
+	modprobe ib_umad && modprobe ibdevsim || return 1
+	echo "1 2 0x0002c90300001000" >$sys/new_hca &&
+	echo "2 2 0x0002c90300002000" >$sys/new_hca &&
+	echo "10 8 0x0002c90300010000" >$sys/new_switch &&
+	echo "1 1 10 1" >$sys/new_cable &&
+	echo "1 2 10 2" >$sys/new_cable &&
+	echo "2 1 10 3" >$sys/new_cable &&
+	echo "2 2 10 4" >$sys/new_cable || return 1
+	cat $sys/topology
+}
+
+# ms_ibsim_all_active: fails until every port of ibdevsim0 and ibdevsim1
+# is ACTIVE with a LID.
+ms_ibsim_all_active() {
+	local d p
+
+	for d in ibdevsim0 ibdevsim1; do
+		for p in 1 2; do
+			grep -q ACTIVE /sys/class/infiniband/$d/ports/$p/state ||
+				return 1
+			[ "$(cat /sys/class/infiniband/$d/ports/$p/lid)" != 0x0 ] ||
+				return 1
+		done
+	done
+}
+
+# ms_ibsim_opensm: start opensm on ibdevsim0 port 1 (log /tmp/opensm.log),
+# its pid in $ms_sm_pid.
+ms_ibsim_opensm() {
+	mkdir -p /var/log /var/cache/opensm
+	opensm -g 0x0002c90300001001 -f /tmp/opensm.log >/dev/null 2>&1 &
+	ms_sm_pid=$!
+}
+
+# ms_ibsim_sm_up: fails until opensm has logged SUBNET UP.
+ms_ibsim_sm_up() {
+	grep -q "SUBNET UP" /tmp/opensm.log
+}

@@ -7,9 +7,12 @@
  *   dm_query [-d DEV] [-p PORT] [-x SGID_INDEX] [-t MS] [-r N] -g DGID profile
  *   dm_query ... -g DGID raw METHOD ATTR MODIFIER
  *   dm_query ... -g DGID check IOC_GUID VENDOR_ID DEVICE_ID DEVICE_VERSION
+ *   dm_query ... -l DLID profile | raw ...
  *
  * DGID is the target port's GID (any inet_pton AF_INET6 form).  On RoCE
  * every MAD carries a GRH; QP1 with the well-known Q_Key is the target.
+ * On InfiniBand -l DLID sends LID-routed MADs without a GRH instead
+ * ("check" expects a GRH and needs -g).
  * "raw" sends one DevMgt MAD and prints the status and the data words, for
  * tests of error paths.  "check" asks an ib_srpt port every DM question
  * (valid and invalid slots and ranges, Set(), unknown attributes) and
@@ -50,6 +53,7 @@ struct dm_ctx {
 	int retries;
 	uint8_t dgid[16];		/* the target port's GID */
 	uint8_t sgid_index;		/* our GID's index */
+	uint16_t dlid;			/* non-zero: LID routed, no GRH */
 	uint64_t next_tid;
 	unsigned int strays;		/* answers to no outstanding request */
 };
@@ -83,6 +87,10 @@ static int dm_transact(struct dm_ctx *ctx, uint8_t method, uint16_t attr,
 	hdr->attr_id = htobe16(attr);
 	hdr->attr_mod = htobe32(mod);
 	mad_address(umad_get_mad_addr(umad), 1, ctx->dgid, ctx->sgid_index);
+	if (ctx->dlid) {
+		umad_get_mad_addr(umad)->grh_present = 0;
+		umad_get_mad_addr(umad)->lid = htobe16(ctx->dlid);
+	}
 
 	ret = umad_send(ctx->fd, ctx->agent, umad, MAD_SIZE, ctx->timeout_ms,
 			ctx->retries);
@@ -602,7 +610,7 @@ static int dm_check(struct dm_ctx *ctx, const uint8_t *dgid, char **argv)
 static void dm_usage(void)
 {
 	fprintf(stderr,
-		"usage: dm_query [-d DEV] [-p PORT] [-x SGID_INDEX] [-t MS] [-r N] -g DGID\n"
+		"usage: dm_query [-d DEV] [-p PORT] [-x SGID_INDEX] [-t MS] [-r N] {-g DGID | -l DLID}\n"
 		"                profile | raw METHOD ATTR MODIFIER |\n"
 		"                check IOC_GUID VENDOR_ID DEVICE_ID DEVICE_VERSION\n");
 	exit(2);
@@ -615,7 +623,7 @@ int main(int argc, char **argv)
 	int port = 1, sgid_index = 0, opt, ret;
 	long mask[16 / sizeof(long)] = {};
 
-	while ((opt = getopt(argc, argv, "d:p:x:t:r:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:x:t:r:g:l:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev = optarg;
@@ -635,15 +643,18 @@ int main(int argc, char **argv)
 		case 'g':
 			dgid = optarg;
 			break;
+		case 'l':
+			ctx.dlid = strtoul(optarg, NULL, 0);
+			break;
 		default:
 			dm_usage();
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (!dgid || argc < 1)
+	if ((!dgid && !ctx.dlid) || argc < 1)
 		dm_usage();
-	if (inet_pton(AF_INET6, dgid, ctx.dgid) != 1) {
+	if (dgid && inet_pton(AF_INET6, dgid, ctx.dgid) != 1) {
 		fprintf(stderr, "dm_query: bad GID %s\n", dgid);
 		return 2;
 	}

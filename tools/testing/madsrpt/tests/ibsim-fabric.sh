@@ -9,42 +9,14 @@
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-sys=/sys/bus/ibdevsim
 tap_plan 12
 
-fabric() {
-	modprobe ib_umad || return 1
-	modprobe ibdevsim || return 1
-	echo "1 2 0x0002c90300001000" >$sys/new_hca &&
-	echo "2 2 0x0002c90300002000" >$sys/new_hca &&
-	echo "10 8 0x0002c90300010000" >$sys/new_switch &&
-	echo "1 1 10 1" >$sys/new_cable &&
-	echo "1 2 10 2" >$sys/new_cable &&
-	echo "2 1 10 3" >$sys/new_cable &&
-	echo "2 2 10 4" >$sys/new_cable || return 1
-	cat $sys/topology
-}
-tap_check "ibdevsim loads, 2 HCAs, a switch, 4 cables" fabric
-
-all_active() {
-	local d p
-	for d in ibdevsim0 ibdevsim1; do
-		for p in 1 2; do
-			grep -q ACTIVE /sys/class/infiniband/$d/ports/$p/state ||
-				return 1
-			[ "$(cat /sys/class/infiniband/$d/ports/$p/lid)" != 0x0 ] ||
-				return 1
-		done
-	done
-}
-sm_guid=0x0002c90300001001
-mkdir -p /var/log /var/cache/opensm
-opensm -g $sm_guid -f /tmp/opensm.log >/dev/null 2>&1 &
-smpid=$!
-tap_check "opensm brings every port ACTIVE with a LID" ms_wait 120 all_active
+tap_check "ibdevsim loads, 2 HCAs, a switch, 4 cables" ms_ibsim_fabric
+ms_ibsim_opensm
+smpid=$ms_sm_pid
+tap_check "opensm brings every port ACTIVE with a LID" ms_wait 120 ms_ibsim_all_active
 ibstat ibdevsim0 | sed 's/^/# /'
-sm_master() { grep -q "SUBNET UP" /tmp/opensm.log; }
-tap_check "opensm reports SUBNET UP" ms_wait 60 sm_master
+tap_check "opensm reports SUBNET UP" ms_wait 60 ms_ibsim_sm_up
 
 disc() {
 	local out
