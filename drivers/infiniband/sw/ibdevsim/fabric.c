@@ -3,8 +3,8 @@
  * ibdevsim: cables and the packet path.
  *
  * A packet leaves a port through ibdevsim_xmit().  ibdevsim_cable_xmit()
- * is the one place where a packet crosses a cable (and where drop,
- * duplicate and delay knobs will sit); the node at the other end then
+ * is the one place where a packet crosses a cable, and where the fault
+ * knobs of fault.c drop, duplicate and delay it; the node at the other end then
  * either takes it (an HCA hands it to the QP it names) or, for a switch,
  * forwards it out of another port or answers it with its SMA.  The whole
  * walk runs under ibdevsim_fabric_lock, so that no port, QP or table
@@ -189,6 +189,8 @@ int ibdevsim_cable_plug(struct ibdevsim_port *a, struct ibdevsim_port *b)
 	}
 	a->peer = b;
 	b->peer = a;
+	a->pulled = false;
+	b->pulled = false;
 	chg_a = ibdevsim_port_link_locked(a, true);
 	chg_b = ibdevsim_port_link_locked(b, true);
 	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
@@ -220,8 +222,49 @@ int ibdevsim_cable_unplug(struct ibdevsim_port *port)
 	}
 	port->peer = NULL;
 	peer->peer = NULL;
+	port->pulled = false;
+	peer->pulled = false;
 	chg_a = ibdevsim_port_link_locked(port, false);
 	chg_b = ibdevsim_port_link_locked(peer, false);
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	ibdevsim_port_events(port, chg_a);
+	ibdevsim_port_events(peer, chg_b);
+	return 0;
+}
+
+/**
+ * ibdevsim_cable_set_link() - pull a cable out or plug it back in
+ * @port: either end of the cable
+ * @up: plug it back (both ends train to INIT) or pull it (both go DOWN,
+ *	PORT_ERR for an end that was ACTIVE)
+ *
+ * The cable stays known to the topology while it is pulled.  Asking for
+ * the state the cable is in changes nothing.
+ *
+ * Context: ibdevsim_topo_mutex held.
+ * Return: 0, or -ENOENT when the port has no cable.
+ */
+int ibdevsim_cable_set_link(struct ibdevsim_port *port, bool up)
+{
+	struct ibdevsim_port *peer;
+	u32 chg_a = 0, chg_b = 0;
+	unsigned long flags;
+
+	lockdep_assert_held(&ibdevsim_topo_mutex);
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	peer = port->peer;
+	if (!peer) {
+		spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+		return -ENOENT;
+	}
+	if (port->pulled == !up) {
+		spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+		return 0;
+	}
+	port->pulled = !up;
+	peer->pulled = !up;
+	chg_a = ibdevsim_port_link_locked(port, up);
+	chg_b = ibdevsim_port_link_locked(peer, up);
 	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
 	ibdevsim_port_events(port, chg_a);
 	ibdevsim_port_events(peer, chg_b);
@@ -257,23 +300,26 @@ static void ibdevsim_count(struct ibdevsim_counters *cnt, bool xmit,
  * @pkt: the packet
  *
  * Subnet management packets (VL15) cross any trained link; other packets
- * need both ends ACTIVE.
+ * need both ends ACTIVE.  Then the port's fault knobs have their say.
  *
  * Context: ibdevsim_fabric_lock held.
  * Return: the port at the other end, or NULL when the packet was dropped
- * (and freed).
+ * (and freed) or delayed (and queued).
  */
 static struct ibdevsim_port *ibdevsim_cable_xmit(struct ibdevsim_port *out,
 						 struct ibdevsim_pkt *pkt)
 {
 	struct ibdevsim_port *in = out->peer;
 
-	if (!in || (!pkt->vl15 && (out->st.state != IB_PORT_ACTIVE ||
-				   in->st.state != IB_PORT_ACTIVE))) {
+	if (!in || out->pulled ||
+	    (!pkt->vl15 && (out->st.state != IB_PORT_ACTIVE ||
+			    in->st.state != IB_PORT_ACTIVE))) {
 		out->cnt.xmit_discards++;
 		kfree(pkt);
 		return NULL;
 	}
+	if (!ibdevsim_fault_apply_locked(out, pkt))
+		return NULL;
 	ibdevsim_count(&out->cnt, true, pkt);
 	ibdevsim_count(&in->cnt, false, pkt);
 	return in;
@@ -411,6 +457,34 @@ static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
 }
 
 /**
+ * ibdevsim_walk_locked() - a packet crosses the fabric from a port
+ * @out: the port it leaves by (an HCA's, or any port for a packet coming
+ *	 off the delay queue)
+ * @pkt: the packet, which the fabric owns from now on
+ *
+ * The packet crosses @out's cable and is walked through the switches
+ * until an HCA takes it or it is dropped or delayed.
+ *
+ * Context: ibdevsim_fabric_lock held.
+ */
+void ibdevsim_walk_locked(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
+{
+	struct ibdevsim_port *in;
+
+	lockdep_assert_held(&ibdevsim_fabric_lock);
+	while (out) {
+		in = ibdevsim_cable_xmit(out, pkt);
+		if (!in)
+			break;
+		if (in->node->type == IBDEVSIM_NODE_HCA) {
+			ibdevsim_hca_recv(in, pkt);
+			break;
+		}
+		out = ibdevsim_switch_recv(in, &pkt);
+	}
+}
+
+/**
  * ibdevsim_xmit() - send a packet out of an HCA port
  * @port: the port
  * @pkt: the packet, which the fabric owns from now on
@@ -424,7 +498,6 @@ static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
  */
 void ibdevsim_xmit(struct ibdevsim_port *port, struct ibdevsim_pkt *pkt)
 {
-	struct ibdevsim_port *out = port, *in;
 	unsigned long flags;
 
 	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
@@ -437,16 +510,7 @@ void ibdevsim_xmit(struct ibdevsim_port *port, struct ibdevsim_pkt *pkt)
 		}
 		goto out;
 	}
-	while (out) {
-		in = ibdevsim_cable_xmit(out, pkt);
-		if (!in)
-			break;
-		if (in->node->type == IBDEVSIM_NODE_HCA) {
-			ibdevsim_hca_recv(in, pkt);
-			break;
-		}
-		out = ibdevsim_switch_recv(in, &pkt);
-	}
+	ibdevsim_walk_locked(port, pkt);
 out:
 	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
 }

@@ -128,6 +128,48 @@ struct ibdevsim_counters {
 	u32 link_downed;
 };
 
+/*
+ * The packets fault knobs apply to (struct ibdevsim_faults.classes) and
+ * what ibdevsim_fault_decide() tells the cable to do with one.
+ */
+#define IBDEVSIM_FAULT_CLASS_QP0	BIT(0)	/* SMPs (VL15) */
+#define IBDEVSIM_FAULT_CLASS_QP1	BIT(1)	/* GMPs to QP1 */
+#define IBDEVSIM_FAULT_CLASS_UD		BIT(2)	/* other UD datagrams */
+#define IBDEVSIM_FAULT_CLASS_ALL	GENMASK(2, 0)
+
+#define IBDEVSIM_FAULT_DROP		BIT(0)
+#define IBDEVSIM_FAULT_DUPLICATE	BIT(1)
+#define IBDEVSIM_FAULT_DELAY		BIT(2)
+
+/* Probabilities are in per mille. */
+#define IBDEVSIM_FAULT_SCALE		1000
+#define IBDEVSIM_FAULT_MAX_DELAY_MS	10000
+
+/**
+ * struct ibdevsim_faults - the fault knobs of one direction of a cable
+ * @drop: per mille of the packets leaving the port that are lost
+ * @duplicate: per mille of them that arrive twice
+ * @delay: per mille of them held back for @delay_ms
+ * @delay_ms: how long a delayed packet is held back
+ * @classes: IBDEVSIM_FAULT_CLASS_* bits: the packets the knobs apply to
+ * @dropped: packets the knobs dropped
+ * @duplicated: copies the knobs sent
+ * @delayed: packets (and copies) the knobs held back
+ *
+ * The knobs are written from debugfs at any time and read with
+ * READ_ONCE(); the counters change under ibdevsim_fabric_lock.
+ */
+struct ibdevsim_faults {
+	u32 drop;
+	u32 duplicate;
+	u32 delay;
+	u32 delay_ms;
+	u32 classes;
+	u64 dropped;
+	u64 duplicated;
+	u64 delayed;
+};
+
 struct ibdevsim_node;
 struct ibdevsim_qp;
 
@@ -136,6 +178,9 @@ struct ibdevsim_qp;
  * @node: the node the port belongs to
  * @num: port number (0 is a switch's management port)
  * @peer: the port at the other end of the cable, or NULL
+ * @pulled: the cable is pulled out (debugfs "link"): both ends are down but
+ *	    the cable is remembered, to be plugged back
+ * @faults: fault knobs for the packets leaving the port through its cable
  * @st: the SM-visible state
  * @pkeys: the P_Key table
  * @sl2vl: SLtoVLMappingTable (one table per port, whatever the input port)
@@ -150,6 +195,8 @@ struct ibdevsim_port {
 	struct ibdevsim_node *node;
 	u8 num;
 	struct ibdevsim_port *peer;
+	bool pulled;
+	struct ibdevsim_faults faults;
 	struct ibdevsim_port_state st;
 	u16 pkeys[IBDEVSIM_PKEY_TBL_LEN];
 	u8 sl2vl[8];
@@ -189,6 +236,7 @@ struct ibdevsim_hca;
  * @desc: NodeDescription of a switch (an HCA uses its ib_device's)
  * @hca: the HCA's ib_device side, NULL for a switch
  * @sw: forwarding state of a switch, NULL for an HCA
+ * @debugfs: the node's directory of fault knobs, or NULL
  * @ports: ports 0..@nports (port 0 is used by switches only)
  */
 struct ibdevsim_node {
@@ -201,6 +249,7 @@ struct ibdevsim_node {
 	char desc[IB_DEVICE_NODE_DESC_MAX];
 	struct ibdevsim_hca *hca;
 	struct ibdevsim_switch *sw;
+	struct dentry *debugfs;
 	struct ibdevsim_port ports[];
 };
 
@@ -226,7 +275,10 @@ static inline struct ibdevsim_hca *to_hca(struct ib_device *ibdev)
 
 /**
  * struct ibdevsim_pkt - a packet on the simulated wire
- * @list: entry in a QP's send queue (or, later, a cable's delay queue)
+ * @list: entry in the queue of delayed packets
+ * @via: for a delayed packet, the port whose cable it is to cross
+ * @due: for a delayed packet, when (in jiffies) it crosses
+ * @faulted: the fault knobs already had their say at the next cable
  * @slid: source LID
  * @dlid: destination LID (0xffff: permissive)
  * @sl: service level
@@ -245,6 +297,9 @@ static inline struct ibdevsim_hca *to_hca(struct ib_device *ibdev)
  */
 struct ibdevsim_pkt {
 	struct list_head list;
+	struct ibdevsim_port *via;
+	unsigned long due;
+	bool faulted;
 	u16 slid;
 	u16 dlid;
 	u8 sl;
@@ -401,10 +456,24 @@ void ibdevsim_port_init(struct ibdevsim_port *port, struct ibdevsim_node *node,
 			u8 num);
 int ibdevsim_cable_plug(struct ibdevsim_port *a, struct ibdevsim_port *b);
 int ibdevsim_cable_unplug(struct ibdevsim_port *port);
+int ibdevsim_cable_set_link(struct ibdevsim_port *port, bool up);
 void ibdevsim_xmit(struct ibdevsim_port *port, struct ibdevsim_pkt *pkt);
+void ibdevsim_walk_locked(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt);
 struct ibdevsim_pkt *ibdevsim_pkt_alloc(u32 len, gfp_t gfp);
 void ibdevsim_port_events(struct ibdevsim_port *port, u32 changes);
 u32 ibdevsim_port_set_state_locked(struct ibdevsim_port *port, u8 state);
+
+/* fault.c: fault knobs in debugfs and the queue of delayed packets */
+int ibdevsim_fault_init(void);
+void ibdevsim_fault_exit(void);
+void ibdevsim_fault_node_add(struct ibdevsim_node *node);
+void ibdevsim_fault_node_del(struct ibdevsim_node *node);
+bool ibdevsim_fault_apply_locked(struct ibdevsim_port *out,
+				 struct ibdevsim_pkt *pkt);
+u32 ibdevsim_fault_class(const struct ibdevsim_pkt *pkt);
+u32 ibdevsim_fault_decide(const struct ibdevsim_faults *f, u32 cls,
+			  const u32 draw[3]);
+int ibdevsim_link_parse(const char *buf, bool *up);
 
 /* sma.c: the subnet management and performance management agents */
 int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,

@@ -2,7 +2,9 @@
 /*
  * KUnit tests of ibdevsim's wire rules (wire.c): directed-route hop
  * processing at a switch, the LFT lookup, PortInfo and NodeInfo layouts
- * and the validation of a PortInfo Set.
+ * and the validation of a PortInfo Set; and of its fault knobs (fault.c):
+ * which packets they cover, what they decide for given random draws and
+ * what the "link" knob accepts.
  */
 
 #include <kunit/test.h>
@@ -186,6 +188,116 @@ static void nodeinfo_and_pkeys(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ibdevsim_pkey_find(pkeys, 4, 0x8000), -1);
 }
 
+/**
+ * struct ibdevsim_fault_case - one fault decision
+ * @desc: what the case shows
+ * @drop: the drop knob (per mille)
+ * @dup: the duplicate knob
+ * @delay: the delay knob
+ * @delay_ms: the delay knob's duration
+ * @classes: the classes knob
+ * @cls: the packet's class
+ * @draw: the three random draws
+ * @act: the decision expected
+ */
+struct ibdevsim_fault_case {
+	const char *desc;
+	u32 drop, dup, delay, delay_ms, classes, cls;
+	u32 draw[3];
+	u32 act;
+};
+
+static const struct ibdevsim_fault_case ibdevsim_fault_cases[] = {
+	{ "knobs at zero", 0, 0, 0, 0, 7, IBDEVSIM_FAULT_CLASS_QP1,
+	  { 0, 0, 0 }, 0 },
+	{ "10% drop, draw 99 drops", 100, 0, 0, 0, 7,
+	  IBDEVSIM_FAULT_CLASS_QP1, { 99, 0, 0 }, IBDEVSIM_FAULT_DROP },
+	{ "10% drop, draw 100 passes", 100, 0, 0, 0, 7,
+	  IBDEVSIM_FAULT_CLASS_QP1, { 100, 0, 0 }, 0 },
+	{ "class not covered", 1000, 1000, 1000, 5, IBDEVSIM_FAULT_CLASS_QP1,
+	  IBDEVSIM_FAULT_CLASS_QP0, { 0, 0, 0 }, 0 },
+	{ "dropped is neither duplicated nor delayed", 1000, 1000, 1000, 5,
+	  7, IBDEVSIM_FAULT_CLASS_UD, { 0, 0, 0 }, IBDEVSIM_FAULT_DROP },
+	{ "duplicated and delayed", 0, 500, 500, 5, 7,
+	  IBDEVSIM_FAULT_CLASS_QP0, { 0, 499, 0 },
+	  IBDEVSIM_FAULT_DUPLICATE | IBDEVSIM_FAULT_DELAY },
+	{ "duplicated only", 0, 500, 500, 5, 7, IBDEVSIM_FAULT_CLASS_QP0,
+	  { 0, 0, 500 }, IBDEVSIM_FAULT_DUPLICATE },
+	{ "a delay of 0 ms delays nothing", 0, 0, 1000, 0, 7,
+	  IBDEVSIM_FAULT_CLASS_UD, { 0, 0, 0 }, 0 },
+	{ "above the scale means always", 5000, 0, 0, 0, 7,
+	  IBDEVSIM_FAULT_CLASS_QP1, { 999, 0, 0 }, IBDEVSIM_FAULT_DROP },
+};
+
+static void ibdevsim_fault_case_desc(const struct ibdevsim_fault_case *c,
+				     char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ibdevsim_fault, ibdevsim_fault_cases,
+		  ibdevsim_fault_case_desc);
+
+static void fault_decide(struct kunit *test)
+{
+	const struct ibdevsim_fault_case *c = test->param_value;
+	struct ibdevsim_faults f = {
+		.drop = c->drop,
+		.duplicate = c->dup,
+		.delay = c->delay,
+		.delay_ms = c->delay_ms,
+		.classes = c->classes,
+	};
+
+	KUNIT_EXPECT_EQ(test, ibdevsim_fault_decide(&f, c->cls, c->draw),
+			c->act);
+}
+
+/* Over every possible draw, a knob at N per mille hits exactly N times. */
+static void fault_rate_exact(struct kunit *test)
+{
+	struct ibdevsim_faults f = { .drop = 100, .classes = 7 };
+	u32 draw[3] = {}, hits = 0;
+
+	for (draw[0] = 0; draw[0] < IBDEVSIM_FAULT_SCALE; draw[0]++)
+		hits += ibdevsim_fault_decide(&f, IBDEVSIM_FAULT_CLASS_QP1,
+					      draw) == IBDEVSIM_FAULT_DROP;
+	KUNIT_EXPECT_EQ(test, hits, 100);
+}
+
+static void fault_class(struct kunit *test)
+{
+	struct ibdevsim_pkt pkt = {};
+
+	pkt.vl15 = true;
+	KUNIT_EXPECT_EQ(test, ibdevsim_fault_class(&pkt),
+			IBDEVSIM_FAULT_CLASS_QP0);
+	pkt.vl15 = false;
+	pkt.dest_qpn = 1;
+	KUNIT_EXPECT_EQ(test, ibdevsim_fault_class(&pkt),
+			IBDEVSIM_FAULT_CLASS_QP1);
+	pkt.dest_qpn = 0x12;
+	KUNIT_EXPECT_EQ(test, ibdevsim_fault_class(&pkt),
+			IBDEVSIM_FAULT_CLASS_UD);
+}
+
+static void link_parse(struct kunit *test)
+{
+	bool up = false;
+
+	KUNIT_EXPECT_EQ(test, ibdevsim_link_parse("up\n", &up), 0);
+	KUNIT_EXPECT_TRUE(test, up);
+	KUNIT_EXPECT_EQ(test, ibdevsim_link_parse("0", &up), 0);
+	KUNIT_EXPECT_FALSE(test, up);
+	KUNIT_EXPECT_EQ(test, ibdevsim_link_parse("1", &up), 0);
+	KUNIT_EXPECT_TRUE(test, up);
+	KUNIT_EXPECT_EQ(test, ibdevsim_link_parse("down", &up), 0);
+	KUNIT_EXPECT_FALSE(test, up);
+	KUNIT_EXPECT_EQ(test, ibdevsim_link_parse("sideways", &up), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ibdevsim_link_parse("", &up), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ibdevsim_link_parse("2", &up), -EINVAL);
+}
+
 static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
@@ -193,6 +305,10 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(lft_lookup),
 	KUNIT_CASE(portinfo_roundtrip),
 	KUNIT_CASE(nodeinfo_and_pkeys),
+	KUNIT_CASE_PARAM(fault_decide, ibdevsim_fault_gen_params),
+	KUNIT_CASE(fault_rate_exact),
+	KUNIT_CASE(fault_class),
+	KUNIT_CASE(link_parse),
 	{}
 };
 

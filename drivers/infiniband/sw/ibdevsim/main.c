@@ -12,6 +12,8 @@
  *   /sys/bus/ibdevsim/del_cable    "ID PORT"
  *   /sys/bus/ibdevsim/topology     (read) the nodes and cables
  *
+ * and pulled and plugged back, with fault knobs, in debugfs (fault.c).
+ *
  * Each node is a device on the bus (node<ID>); an HCA's ib_device is its
  * child.
  */
@@ -101,6 +103,7 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 			goto err_del;
 	}
 	list_add_tail(&node->list, &ibdevsim_nodes);
+	ibdevsim_fault_node_add(node);
 	return 0;
 
 err_del:
@@ -118,6 +121,7 @@ static void ibdevsim_node_del(struct ibdevsim_node *node)
 	list_del(&node->list);
 	for (i = 1; i <= node->nports; i++)
 		ibdevsim_cable_unplug(&node->ports[i]);
+	ibdevsim_fault_node_del(node);
 	if (node->hca)
 		ibdevsim_hca_unregister(node);
 	device_del(&node->dev);
@@ -243,9 +247,10 @@ static ssize_t topology_show(const struct bus_type *bus, char *buf)
 			if (!peer || peer->node->id < node->id ||
 			    (peer->node == node && peer->num < i))
 				continue;
-			len += sysfs_emit_at(buf, len, "cable %u %u %u %u\n",
+			len += sysfs_emit_at(buf, len, "cable %u %u %u %u%s\n",
 					     node->id, i, peer->node->id,
-					     peer->num);
+					     peer->num,
+					     peer->pulled ? " pulled" : "");
 		}
 	}
 	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
@@ -277,9 +282,18 @@ static int __init ibdevsim_init(void)
 	ibdevsim_wq = alloc_workqueue("ibdevsim", WQ_UNBOUND, 0);
 	if (!ibdevsim_wq)
 		return -ENOMEM;
+	ret = ibdevsim_fault_init();
+	if (ret)
+		goto err_destroy_wq;
 	ret = bus_register(&ibdevsim_bus);
 	if (ret)
-		destroy_workqueue(ibdevsim_wq);
+		goto err_fault_exit;
+	return 0;
+
+err_fault_exit:
+	ibdevsim_fault_exit();
+err_destroy_wq:
+	destroy_workqueue(ibdevsim_wq);
 	return ret;
 }
 
@@ -292,6 +306,7 @@ static void __exit ibdevsim_exit(void)
 		ibdevsim_node_del(node);
 	mutex_unlock(&ibdevsim_topo_mutex);
 	bus_unregister(&ibdevsim_bus);
+	ibdevsim_fault_exit();
 	destroy_workqueue(ibdevsim_wq);
 }
 

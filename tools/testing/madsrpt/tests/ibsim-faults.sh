@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ibsim-faults: ibdevsim's fault knobs (debugfs, per port) on the default
+# fabric brought up by opensm, with ib_srpt answering DM queries.  10% of
+# the QP1 MADs dropped on both cables between the two HCAs' first ports:
+# DM queries (progs/dm_query, whose sends the MAD layer retries) and SA
+# queries still get their answers, and the knobs' counters and the MAD
+# layer's retry counter show that losses happened.  Duplicated and
+# delayed MADs are answered too.  Then a cable is pulled (both ends DOWN)
+# and plugged back: opensm's next sweeps bring every port back ACTIVE and
+# DM queries cross the cable again.
+# timeout: 400
+
+. "$MS_HARNESS/guest/guest-lib.sh"
+
+tap_plan 17
+
+ib=/sys/class/infiniband
+dbg=/sys/kernel/debug/ibdevsim
+g0=0002c90300001000
+
+tap_check "ibdevsim loads, 2 HCAs, a switch, 4 cables" ms_ibsim_fabric
+tap_check "ib_srpt loads" modprobe ib_srpt
+ms_ibsim_opensm
+tap_check "opensm brings every port ACTIVE with a LID" \
+	ms_wait 120 ms_ibsim_all_active
+tap_check "opensm reports SUBNET UP" ms_wait 60 ms_ibsim_sm_up
+
+knobs_default() {
+	local p k
+
+	for p in node1/port1 node1/port2 node2/port1 node10/port8; do
+		for k in drop duplicate delay delay_ms; do
+			[ "$(cat $dbg/$p/$k)" = 0 ] || { echo "$p/$k"; return 1; }
+		done
+		[ "$(cat $dbg/$p/classes)" = 0x00000007 ] || return 1
+		[ "$(cat $dbg/$p/dropped)" = 0 ] || return 1
+	done
+	[ "$(cat $dbg/node1/port1/link)" = up ] &&
+	[ "$(cat $dbg/node10/port8/link)" = none ] &&
+	! echo sideways >$dbg/node1/port1/link &&
+	! echo down >$dbg/node10/port8/link
+}
+tap_check "knobs in debugfs: all off, links up (none uncabled), bad writes refused" \
+	knobs_default
+
+tap_check "build dm_query" ms_build_prog dm_query
+
+lid() { echo $(( $(cat $ib/$1/ports/$2/lid) )); }
+
+# dm_ioc FROM_DEV FROM_PORT TO_DEV TO_PORT [DM_QUERY_OPT...]: the DM
+# profile of TO is ib_srpt's, one IOC.
+dm_ioc() {
+	local out from=$1 fport=$2 to=$3 tport=$4
+
+	shift 4
+	out=$(/tmp/dm_query -d "$from" -p "$fport" "$@" \
+		-l "$(lid "$to" "$tport")" profile) || { echo "$out"; return 1; }
+	grep -q "ioc_guid=$g0 " <<<"$out" &&
+	grep -q "I/O controllers found: 1" <<<"$out"
+}
+
+# knob VALUE NAME PORT...: write VALUE to knob NAME of each PORT.
+knob() {
+	local v=$1 k=$2 p
+
+	shift 2
+	for p in "$@"; do
+		echo "$v" >"$dbg/$p/$k" || return 1
+	done
+}
+
+# The cables HCA 1 port 1 - switch port 1 (the SM's) and HCA 2 port 1 -
+# switch port 3, both directions.
+lossy="node1/port1 node10/port1 node2/port1 node10/port3"
+knob 2 classes $lossy
+knob 100 drop $lossy
+
+retries() {
+	awk '$1 == "retries" { print $2 }' /sys/kernel/debug/ib_mad/ibdevsim0-1/stats 2>/dev/null
+}
+r0=$(retries)
+dm_lossy() {
+	local i
+
+	for i in $(seq 20); do
+		dm_ioc ibdevsim0 1 ibdevsim1 1 -t 300 -r 10 || return 1
+	done
+}
+tap_check "10% of QP1 dropped on 2 cables: 20 DM profiles (80+ MADs) all answered" \
+	dm_lossy
+r1=$(retries)
+echo "# MAD layer retries on ibdevsim0-1: ${r0:-?} -> ${r1:-?}"
+tap_check "the MAD layer retried sends (${r0:-?} -> ${r1:-?})" \
+	test "${r1:-0}" -gt "${r0:-0}"
+
+# saquery sends each query once (umad_send with no retries): a lost
+# request or answer fails the run, so it gets up to 10 runs.
+sa_lossy() {
+	local i fails=0
+
+	for i in $(seq 10); do
+		if saquery -C ibdevsim1 -P 1 -t 500 >/tmp/sa.out 2>&1 &&
+		   [ "$(grep -o "ibdevsim [A-Za-z]* [0-9]*" /tmp/sa.out | sort -u | wc -l)" -eq 3 ]; then
+			echo "saquery answered after $fails lost runs"
+			return 0
+		fi
+		fails=$((fails + 1))
+	done
+	return 1
+}
+tap_check "saquery node records across the lossy cables" sa_lossy
+
+dropped() {
+	local p n=0
+
+	for p in $lossy; do
+		n=$((n + $(cat $dbg/$p/dropped)))
+	done
+	echo $n
+}
+nd=$(dropped)
+for p in $lossy; do echo "# $p dropped $(cat $dbg/$p/dropped)"; done
+tap_check "the drop counters show $nd MADs dropped" test "$nd" -gt 0
+knob 0 drop $lossy
+
+knob 1000 duplicate node2/port1
+dup_ok() {
+	dm_ioc ibdevsim0 1 ibdevsim1 1 -r 0 &&
+	[ "$(cat $dbg/node2/port1/duplicated)" -gt 0 ]
+}
+tap_check "every QP1 MAD of a cable duplicated: still answered, counted" dup_ok
+knob 0 duplicate node2/port1
+
+knob 1000 delay node10/port3
+knob 300 delay_ms node10/port3
+delay_ok() {
+	local t0=$SECONDS
+
+	dm_ioc ibdevsim0 1 ibdevsim1 1 -t 2000 -r 0 &&
+	[ "$(cat $dbg/node10/port3/delayed)" -ge 4 ] &&
+	echo "4+ MADs delayed 300 ms each: $((SECONDS - t0)) s"
+}
+tap_check "every QP1 MAD to ibdevsim1 delayed 300 ms: still answered, counted" \
+	delay_ok
+knob 0 delay node10/port3
+
+pulled() {
+	local s
+
+	echo down >$dbg/node10/port3/link || return 1
+	s=$(cat $ib/ibdevsim1/ports/1/state)
+	echo "ibdevsim1/1: $s, $(cat $ib/ibdevsim1/ports/1/phys_state)"
+	grep -q DOWN <<<"$s" &&
+	[ "$(cat $dbg/node2/port1/link)" = down ] &&
+	grep -q "cable 2 1 10 3 pulled" /sys/bus/ibdevsim/topology &&
+	! dm_ioc ibdevsim0 1 ibdevsim1 1 -t 200 -r 1
+}
+tap_check "pull the cable of ibdevsim1 port 1: DOWN, pulled, DM unreachable" pulled
+
+t0=$SECONDS
+echo up >$dbg/node2/port1/link
+tap_check "plug it back: opensm's sweeps bring every port ACTIVE again" \
+	ms_wait 90 ms_ibsim_all_active
+echo "# back ACTIVE in $((SECONDS - t0)) s"
+tap_check "DM profile across the replugged cable" \
+	dm_ioc ibdevsim0 1 ibdevsim1 1
+
+kill "$ms_sm_pid"
+wait "$ms_sm_pid" 2>/dev/null
+tap_check "ib_srpt unloads" modprobe -r ib_srpt
+tap_check "ibdevsim unloads with its devices and knobs" \
+	sh -c "rmmod ibdevsim && ! test -e $dbg"
+tap_done
