@@ -59,6 +59,33 @@ enum ibdevsim_node_type {
 /**
  * struct ibdevsim_port_state - what PortInfo shows of a port and the SM sets
  *
+ * @mkey: M_Key (stored, not enforced)
+ * @gid_prefix: GID prefix (subnet prefix of GID 0)
+ * @cap_mask: CapabilityMask (IB_PORT_* bits, ib_modify_port() changes it)
+ * @lid: base LID, 0 until the SM gives one
+ * @sm_lid: MasterSMLID
+ * @mkey_lease: M_KeyLeasePeriod
+ * @mkey_violations: M_KeyViolations
+ * @pkey_violations: P_KeyViolations (packets whose P_Key did not match)
+ * @qkey_violations: Q_KeyViolations (packets whose Q_Key did not match)
+ * @state: PortState (logical)
+ * @phys_state: PortPhysicalState
+ * @link_down_default: LinkDownDefaultState
+ * @lmc: LID mask count
+ * @mkey_protect: M_KeyProtectBits
+ * @sm_sl: MasterSMSL
+ * @neighbor_mtu: NeighborMTU
+ * @width_enabled: LinkWidthEnabled
+ * @speed_enabled: LinkSpeedEnabled
+ * @vl_high_limit: VLHighLimit
+ * @op_vls: OperationalVLs
+ * @enforcement: PartitionEnforcementInbound/Outbound,
+ *		 FilterRawInbound/Outbound: low 4 bits
+ * @hoq_life: HOQLife
+ * @vl_stall: VLStallCount
+ * @subnet_timeout: SubnetTimeOut
+ * @mcast_trap_suppress: MulticastPKeyTrapSuppressionEnabled
+ *
  * Logical and physical states use the PortInfo encodings (which are the
  * values of enum ib_port_state and enum ib_port_phys_state).
  */
@@ -83,7 +110,7 @@ struct ibdevsim_port_state {
 	u8 speed_enabled;
 	u8 vl_high_limit;
 	u8 op_vls;
-	u8 enforcement;		/* PEI, PEO, FRI, FRO: low 4 bits */
+	u8 enforcement;
 	u8 hoq_life;
 	u8 vl_stall;
 	u8 subnet_timeout;
@@ -104,6 +131,14 @@ struct ibdevsim_port_caps {
 
 /**
  * enum ibdevsim_port_change - what a PortInfo Set changed, for IB events
+ * @IBDEVSIM_CHG_LID: LID or LMC (IB_EVENT_LID_CHANGE)
+ * @IBDEVSIM_CHG_SM: SM LID or SL (IB_EVENT_SM_CHANGE)
+ * @IBDEVSIM_CHG_ACTIVE: the port became ACTIVE (IB_EVENT_PORT_ACTIVE)
+ * @IBDEVSIM_CHG_ERR: the port left ACTIVE (IB_EVENT_PORT_ERR)
+ * @IBDEVSIM_CHG_REREG: ClientReregister set (IB_EVENT_CLIENT_REREGISTER)
+ * @IBDEVSIM_CHG_GID: GID prefix (IB_EVENT_GID_CHANGE)
+ * @IBDEVSIM_CHG_PKEY: P_Key table (IB_EVENT_PKEY_CHANGE)
+ * @IBDEVSIM_CHG_STATE: any change of the logical state (no event)
  */
 enum ibdevsim_port_change {
 	IBDEVSIM_CHG_LID	= BIT(0),
@@ -208,6 +243,16 @@ struct ibdevsim_port {
 
 /**
  * struct ibdevsim_switch - the forwarding state of a switch node
+ * @lft: the linear forwarding table, %IBDEVSIM_LFT_CAP entries (255: none)
+ * @lft_top: LinearFDBTop
+ * @mft_top: MulticastFDBTop
+ * @mft: the multicast forwarding table: port masks by MLID and position
+ * @default_port: DefaultPort of SwitchInfo
+ * @default_mcast_primary: DefaultMulticastPrimaryPort
+ * @default_mcast_not_primary: DefaultMulticastNotPrimaryPort
+ * @lifetime: LifeTimeValue
+ * @port_state_change: PortStateChange, set when a port's state changes
+ *		       and cleared by the SM
  *
  * Protected by ibdevsim_fabric_lock.
  */

@@ -84,8 +84,9 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 		snprintf(node->desc, sizeof(node->desc),
 			 "ibdevsim switch %u", id);
 	} else {
-		snprintf(node->desc, sizeof(node->desc), "%s ibdevsim HCA %u",
-			 init_utsname()->nodename, id);
+		/* A long host name is cut short, as the field is. */
+		scnprintf(node->desc, sizeof(node->desc), "%s ibdevsim HCA %u",
+			  init_utsname()->nodename, id);
 	}
 
 	device_initialize(&node->dev);
