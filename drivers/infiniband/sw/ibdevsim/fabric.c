@@ -349,7 +349,9 @@ static void ibdevsim_hca_recv(struct ibdevsim_port *in, struct ibdevsim_pkt *pkt
 			qp = xa_load(&hca->qps, pkt->dest_qpn);
 		else
 			qp = NULL;
-		if (qp && qp->port != in->num)
+		/* An RC request only to an RC QP, a datagram never. */
+		if (qp && (qp->port != in->num ||
+			   !pkt->rc != (qp->ibqp.qp_type != IB_QPT_RC)))
 			qp = NULL;
 		pkey_index = ibdevsim_pkey_find(in->pkeys,
 						IBDEVSIM_PKEY_TBL_LEN,
@@ -357,14 +359,16 @@ static void ibdevsim_hca_recv(struct ibdevsim_port *in, struct ibdevsim_pkt *pkt
 		if (qp && pkey_index < 0) {
 			in->st.pkey_violations++;
 			qp = NULL;
-		} else if (qp && pkt->qkey != qp->qkey) {
+		} else if (qp && !pkt->rc && pkt->qkey != qp->qkey) {
 			in->st.qkey_violations++;
 			qp = NULL;
 		}
 		if (!qp)
 			in->cnt.rcv_errors++;
 	}
-	if (qp)
+	if (qp && pkt->rc)
+		ibdevsim_rc_recv_locked(qp, pkt);
+	else if (qp)
 		ibdevsim_qp_deliver_locked(qp, pkt, pkey_index, in->num);
 	kfree(pkt);
 }

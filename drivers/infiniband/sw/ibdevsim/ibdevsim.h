@@ -206,6 +206,7 @@ struct ibdevsim_faults {
 };
 
 struct ibdevsim_node;
+struct ibdevsim_rc_op;
 struct ibdevsim_qp;
 
 /**
@@ -324,6 +325,8 @@ static inline struct ibdevsim_hca *to_hca(struct ib_device *ibdev)
  * @via: for a delayed packet, the port whose cable it is to cross
  * @due: for a delayed packet, when (in jiffies) it crosses
  * @faulted: the fault knobs already had their say at the next cable
+ * @rc: for an RC request, the operation the responder carries out (the
+ *	simulator moves RC data between the two ends' buffers directly)
  * @slid: source LID
  * @dlid: destination LID (0xffff: permissive)
  * @sl: service level
@@ -345,6 +348,7 @@ struct ibdevsim_pkt {
 	struct ibdevsim_port *via;
 	unsigned long due;
 	bool faulted;
+	struct ibdevsim_rc_op *rc;
 	u16 slid;
 	u16 dlid;
 	u8 sl;
@@ -419,7 +423,14 @@ struct ibdevsim_rwqe {
  * @status: IB_WC_SUCCESS, or the error found when it was posted
  * @opcode: the completion's opcode
  * @byte_len: bytes sent
- * @pkt: the packet to send (NULL when @status is an error)
+ * @pkt: the packet to send (UD, GSI, SMI; NULL when @status is an error)
+ * @wr_opcode: the work request's opcode (RC)
+ * @solicited: IB_SEND_SOLICITED (RC)
+ * @remote_addr: RDMA WRITE and READ target address (RC)
+ * @rkey: its R_Key (RC)
+ * @ex: immediate data or the R_Key to invalidate (RC)
+ * @num_sge: entries in @sgl (RC; UD data is in @pkt)
+ * @sgl: the local buffers (RC), read or written when the request executes
  */
 struct ibdevsim_swqe {
 	struct list_head list;
@@ -429,10 +440,33 @@ struct ibdevsim_swqe {
 	enum ib_wc_opcode opcode;
 	u32 byte_len;
 	struct ibdevsim_pkt *pkt;
+	enum ib_wr_opcode wr_opcode;
+	bool solicited;
+	u64 remote_addr;
+	u32 rkey;
+	union {
+		__be32 imm_data;
+		u32 invalidate_rkey;
+	} ex;
+	u32 num_sge;
+	struct ib_sge sgl[];
 };
 
 /**
- * struct ibdevsim_qp - a queue pair (SMI, GSI or UD)
+ * struct ibdevsim_rc_op - an RC request crossing the fabric
+ * @qp: the requester
+ * @swqe: the request
+ * @status: what the requester completes with: IB_WC_RETRY_EXC_ERR until a
+ *	    responder answers
+ */
+struct ibdevsim_rc_op {
+	struct ibdevsim_qp *qp;
+	struct ibdevsim_swqe *swqe;
+	enum ib_wc_status status;
+};
+
+/**
+ * struct ibdevsim_qp - a queue pair (SMI, GSI, UD or RC)
  * @ibqp: the core's QP
  * @hca: the device
  * @port: the port the QP is bound to
@@ -441,6 +475,13 @@ struct ibdevsim_swqe {
  * @qkey: Q_Key
  * @pkey_index: P_Key index of a UD QP
  * @sq_sig_all: every send completes
+ * @dest_qpn: RC: the remote QP
+ * @dlid: RC: the remote port's LID
+ * @sl: RC: service level
+ * @path_bits: RC: source path bits
+ * @access: RC: IB_ACCESS_REMOTE_* rights granted to the remote QP
+ * @rnr_retry: RC: how often a request finding no receive is tried again
+ *	       (7: for ever)
  * @sq_lock: protects @sendq, @sq_used and @state
  * @sendq: posted sends not yet on the wire
  * @sq_used: sends posted and not completed
@@ -463,6 +504,12 @@ struct ibdevsim_qp {
 	u32 qkey;
 	u16 pkey_index;
 	bool sq_sig_all;
+	u32 dest_qpn;
+	u16 dlid;
+	u8 sl;
+	u8 path_bits;
+	int access;
+	u8 rnr_retry;
 
 	spinlock_t sq_lock; /* sendq, sq_used, state */
 	struct list_head sendq;
@@ -534,6 +581,21 @@ void ibdevsim_hca_unregister(struct ibdevsim_node *node);
 void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
 				const struct ibdevsim_pkt *pkt,
 				u16 pkey_index, u8 port);
+void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
+		      bool solicited);
+struct ibdevsim_rwqe *ibdevsim_rq_slot(struct ibdevsim_qp *qp, u32 i);
+void ibdevsim_rq_drain(struct ibdevsim_qp *qp, bool flush);
+
+/* rc.c: reliable connected QPs */
+int ibdevsim_rc_post_check(const struct ibdevsim_qp *qp,
+			   const struct ib_send_wr *wr, u32 *len);
+void ibdevsim_rc_fill_swqe(struct ibdevsim_swqe *swqe,
+			   const struct ib_send_wr *wr);
+enum ib_wc_status ibdevsim_rc_send(struct ibdevsim_qp *qp,
+				   struct ibdevsim_swqe *swqe);
+void ibdevsim_rc_recv_locked(struct ibdevsim_qp *qp,
+			     const struct ibdevsim_pkt *pkt);
+void ibdevsim_qp_error(struct ibdevsim_qp *qp);
 
 /* wire.c: pure logic on the wire formats (KUnit tested) */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ibdevsim: the ib_device of an HCA and its verbs (PD, DMA MR, AH, CQ and
- * the SMI, GSI and UD QPs).
+ * the SMI, GSI, UD and RC QPs; RC requests are carried out in rc.c).
  *
  * post_send() copies the payload into a packet and queues it; the QP's
  * send work puts it on the wire (ibdevsim_xmit()) and completes it, never
@@ -15,7 +15,7 @@
 
 #include "ibdevsim.h"
 
-#define IBDEVSIM_MAX_WR		4096
+#define IBDEVSIM_MAX_WR		16384
 #define IBDEVSIM_MAX_SGE	8
 #define IBDEVSIM_MAX_CQE	65536
 
@@ -45,6 +45,9 @@ static int ibdevsim_query_device(struct ib_device *ibdev,
 	attr->max_pd = 1 << 16;
 	attr->max_ah = 1 << 16;
 	attr->max_pkeys = IBDEVSIM_PKEY_TBL_LEN;
+	attr->max_qp_rd_atom = 16;
+	attr->max_qp_init_rd_atom = 16;
+	attr->max_res_rd_atom = 16 << 16;
 	attr->local_ca_ack_delay = 15;
 	return 0;
 }
@@ -63,7 +66,7 @@ static int ibdevsim_query_port(struct ib_device *ibdev, u32 port_num,
 						   IB_MTU_4096;
 	attr->gid_tbl_len = IBDEVSIM_GID_TBL_LEN;
 	attr->port_cap_flags = port->st.cap_mask;
-	attr->max_msg_sz = IBDEVSIM_MTU;
+	attr->max_msg_sz = 1U << 31;
 	attr->bad_pkey_cntr = port->st.pkey_violations;
 	attr->qkey_viol_cntr = port->st.qkey_violations;
 	attr->pkey_tbl_len = IBDEVSIM_PKEY_TBL_LEN;
@@ -238,9 +241,19 @@ static int ibdevsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
-/* Add a completion to a CQ and call its handler if it was armed. */
-static void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
-			     bool solicited)
+/**
+ * ibdevsim_cq_post() - add a completion to a CQ
+ * @cq: the CQ
+ * @wc: the completion
+ * @solicited: the completion is solicited (for IB_CQ_SOLICITED)
+ *
+ * Calls the CQ's handler if it was armed.  A completion that does not fit
+ * is lost and the CQ marked overflowed.
+ *
+ * Context: any.
+ */
+void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
+		      bool solicited)
 {
 	bool notify = false;
 	unsigned long flags;
@@ -295,7 +308,15 @@ static int ibdevsim_req_notify_cq(struct ib_cq *ibcq,
 	return ret;
 }
 
-static struct ibdevsim_rwqe *ibdevsim_rq_slot(struct ibdevsim_qp *qp, u32 i)
+/**
+ * ibdevsim_rq_slot() - the receive WQE at a position of a QP's ring
+ * @qp: the QP
+ * @i: the position (taken modulo the ring size)
+ *
+ * Context: @qp->rq_lock held, or the QP not yet in use.
+ * Return: the WQE.
+ */
+struct ibdevsim_rwqe *ibdevsim_rq_slot(struct ibdevsim_qp *qp, u32 i)
 {
 	return qp->rq + (size_t)(i % qp->rq_max) * qp->rq_stride;
 }
@@ -329,8 +350,14 @@ static void ibdevsim_sq_drain(struct ibdevsim_qp *qp, bool flush)
 	}
 }
 
-/* Drop posted receives; with @flush, complete them with a flush error. */
-static void ibdevsim_rq_drain(struct ibdevsim_qp *qp, bool flush)
+/**
+ * ibdevsim_rq_drain() - drop a QP's posted receives
+ * @qp: the QP
+ * @flush: complete them with a flush error
+ *
+ * Context: any; takes @qp->rq_lock.
+ */
+void ibdevsim_rq_drain(struct ibdevsim_qp *qp, bool flush)
 {
 	struct ib_wc wc = {
 		.status = IB_WC_WR_FLUSH_ERR,
@@ -375,10 +402,17 @@ static void ibdevsim_send_work(struct work_struct *work)
 		if (!swqe)
 			break;
 		status = flush ? IB_WC_WR_FLUSH_ERR : swqe->status;
-		if (swqe->pkt && status == IB_WC_SUCCESS)
+		if (qp->ibqp.qp_type == IB_QPT_RC && status == IB_WC_SUCCESS) {
+			status = ibdevsim_rc_send(qp, swqe);
+			/* A flush means the QP already left RTS. */
+			if (status != IB_WC_SUCCESS &&
+			    status != IB_WC_WR_FLUSH_ERR)
+				ibdevsim_qp_error(qp);
+		} else if (swqe->pkt && status == IB_WC_SUCCESS) {
 			ibdevsim_xmit(port, swqe->pkt);
-		else
+		} else {
 			kfree(swqe->pkt);
+		}
 		if (swqe->signaled || status != IB_WC_SUCCESS) {
 			struct ib_wc wc = {
 				.wr_id = swqe->wr_id,
@@ -413,14 +447,14 @@ static int ibdevsim_create_qp(struct ib_qp *ibqp,
 	if (udata || init->srq || init->create_flags)
 		return -EOPNOTSUPP;
 	if (init->qp_type != IB_QPT_SMI && init->qp_type != IB_QPT_GSI &&
-	    init->qp_type != IB_QPT_UD)
+	    init->qp_type != IB_QPT_UD && init->qp_type != IB_QPT_RC)
 		return -EOPNOTSUPP;
 	if (!cap->max_send_wr || cap->max_send_wr > IBDEVSIM_MAX_WR ||
 	    !cap->max_recv_wr || cap->max_recv_wr > IBDEVSIM_MAX_WR ||
 	    cap->max_send_sge > IBDEVSIM_MAX_SGE ||
 	    cap->max_recv_sge > IBDEVSIM_MAX_SGE || cap->max_inline_data)
 		return -EINVAL;
-	if (init->qp_type != IB_QPT_UD) {
+	if (init->qp_type == IB_QPT_SMI || init->qp_type == IB_QPT_GSI) {
 		if (init->port_num < 1 || init->port_num > hca->node->nports)
 			return -EINVAL;
 		port = &hca->node->ports[init->port_num];
@@ -446,7 +480,7 @@ static int ibdevsim_create_qp(struct ib_qp *ibqp,
 	if (!qp->rq)
 		return -ENOMEM;
 
-	if (init->qp_type == IB_QPT_UD) {
+	if (init->qp_type == IB_QPT_UD || init->qp_type == IB_QPT_RC) {
 		ret = xa_alloc_cyclic_irq(&hca->qps, &qpn, qp,
 					  XA_LIMIT(2, 0xffffff),
 					  &hca->qpn_next, GFP_KERNEL);
@@ -487,7 +521,7 @@ static int ibdevsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		port->qp0 = NULL;
 	} else if (ibqp->qp_type == IB_QPT_GSI && port->qp1 == qp) {
 		port->qp1 = NULL;
-	} else if (ibqp->qp_type == IB_QPT_UD) {
+	} else if (ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_RC) {
 		xa_lock(&qp->hca->qps);
 		__xa_erase(&qp->hca->qps, ibqp->qp_num);
 		xa_unlock(&qp->hca->qps);
@@ -526,8 +560,20 @@ static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	spin_lock(&qp->sq_lock);
 	if (mask & IB_QP_PKEY_INDEX)
 		qp->pkey_index = attr->pkey_index;
-	if ((mask & IB_QP_PORT) && ibqp->qp_type == IB_QPT_UD)
+	if ((mask & IB_QP_PORT) &&
+	    (ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_RC))
 		qp->port = attr->port_num;
+	if (mask & IB_QP_AV) {
+		qp->dlid = rdma_ah_get_dlid(&attr->ah_attr);
+		qp->sl = rdma_ah_get_sl(&attr->ah_attr);
+		qp->path_bits = rdma_ah_get_path_bits(&attr->ah_attr);
+	}
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
 	qp->state = next;
@@ -557,6 +603,8 @@ static int ibdevsim_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->qkey = qp->qkey;
 	attr->pkey_index = qp->pkey_index;
 	attr->port_num = qp->port;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->qp_access_flags = qp->access;
 	attr->cap.max_send_wr = qp->sq_max;
 	attr->cap.max_recv_wr = qp->rq_max;
 	attr->cap.max_send_sge = qp->max_send_sge;
@@ -647,24 +695,35 @@ static int ibdevsim_post_one_send(struct ibdevsim_qp *qp,
 	u32 len = 0;
 	int i;
 
-	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
-		return -EINVAL;
-	if (wr->num_sge > qp->max_send_sge || !ud_wr(wr)->ah)
-		return -EINVAL;
-	for (i = 0; i < wr->num_sge; i++)
-		len += wr->sg_list[i].length;
-	if (len > (qp->ibqp.qp_type == IB_QPT_SMI ? IB_MGMT_MAD_SIZE :
-						     IBDEVSIM_MTU))
-		status = IB_WC_LOC_LEN_ERR;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 
-	swqe = kzalloc(sizeof(*swqe), GFP_ATOMIC);
+	if (rc) {
+		if (ibdevsim_rc_post_check(qp, wr, &len))
+			return -EINVAL;
+	} else {
+		if (wr->opcode != IB_WR_SEND &&
+		    wr->opcode != IB_WR_SEND_WITH_IMM)
+			return -EINVAL;
+		if (wr->num_sge > qp->max_send_sge || !ud_wr(wr)->ah)
+			return -EINVAL;
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > (qp->ibqp.qp_type == IB_QPT_SMI ? IB_MGMT_MAD_SIZE :
+							     IBDEVSIM_MTU))
+			status = IB_WC_LOC_LEN_ERR;
+	}
+
+	swqe = kzalloc(struct_size(swqe, sgl, rc ? wr->num_sge : 0),
+		       GFP_ATOMIC);
 	if (!swqe)
 		return -ENOMEM;
 	swqe->wr_id = wr->wr_id;
 	swqe->opcode = IB_WC_SEND;
 	swqe->byte_len = len;
 	swqe->signaled = qp->sq_sig_all || (wr->send_flags & IB_SEND_SIGNALED);
-	if (status == IB_WC_SUCCESS) {
+	if (rc) {
+		ibdevsim_rc_fill_swqe(swqe, wr);
+	} else if (status == IB_WC_SUCCESS) {
 		swqe->pkt = ibdevsim_build_pkt(qp, ud_wr(wr), len, &status);
 		if (!swqe->pkt) {
 			kfree(swqe);
@@ -674,7 +733,9 @@ static int ibdevsim_post_one_send(struct ibdevsim_qp *qp,
 	swqe->status = status;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+	/* A QP in error takes sends and flushes them (ib_drain_sq()). */
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD &&
+	    qp->state != IB_QPS_ERR) {
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		kfree(swqe->pkt);
 		kfree(swqe);

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ibdevsim: reliable connected QPs.
+ *
+ * The send worker of an RC QP hands each request to the fabric as a
+ * packet carrying a struct ibdevsim_rc_op: it is routed like any packet
+ * (LIDs, the switches' forwarding tables, ports ACTIVE) but not subject to
+ * the fault knobs, and the responder carries the operation out when the
+ * packet lands, moving the data directly between the two ends' buffers
+ * (one kernel, virtual DMA addresses).  The walk is synchronous, so the
+ * requester knows the outcome when ibdevsim_xmit() returns: a request no
+ * responder took completes with IB_WC_RETRY_EXC_ERR, as a real HCA's does
+ * once its transport retries are spent.  Any error moves the QP to the
+ * error state, which flushes the rest of its work.
+ *
+ * Remote addresses are not checked beyond the R_Key: the only R_Key is
+ * the global DMA key, which covers all memory, as an unsafe global R_Key
+ * does on hardware.
+ */
+
+#include <linux/delay.h>
+#include <linux/slab.h>
+
+#include "ibdevsim.h"
+
+/**
+ * ibdevsim_rc_post_check() - validate an RC send work request
+ * @qp: the QP
+ * @wr: the request
+ * @len: set to the bytes it moves
+ *
+ * Return: 0, or -EINVAL for an opcode the simulator lacks (atomics, fast
+ * registration) or too many SGEs.
+ */
+int ibdevsim_rc_post_check(const struct ibdevsim_qp *qp,
+			   const struct ib_send_wr *wr, u32 *len)
+{
+	int i;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+		return -EINVAL;
+	*len = 0;
+	for (i = 0; i < wr->num_sge; i++)
+		*len += wr->sg_list[i].length;
+	return 0;
+}
+
+/**
+ * ibdevsim_rc_fill_swqe() - copy what an RC request needs into its WQE
+ * @swqe: the WQE, with room for @wr's SGEs
+ * @wr: the request, checked by ibdevsim_rc_post_check()
+ */
+void ibdevsim_rc_fill_swqe(struct ibdevsim_swqe *swqe,
+			   const struct ib_send_wr *wr)
+{
+	swqe->wr_opcode = wr->opcode;
+	swqe->solicited = wr->send_flags & IB_SEND_SOLICITED;
+	swqe->num_sge = wr->num_sge;
+	memcpy(swqe->sgl, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
+	switch (wr->opcode) {
+	case IB_WR_RDMA_READ:
+		swqe->opcode = IB_WC_RDMA_READ;
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		swqe->opcode = IB_WC_RDMA_WRITE;
+		break;
+	default:
+		swqe->opcode = IB_WC_SEND;
+		break;
+	}
+	if (wr->opcode == IB_WR_RDMA_READ || wr->opcode == IB_WR_RDMA_WRITE ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		swqe->remote_addr = rdma_wr(wr)->remote_addr;
+		swqe->rkey = rdma_wr(wr)->rkey;
+	}
+	if (wr->opcode == IB_WR_SEND_WITH_INV)
+		swqe->ex.invalidate_rkey = wr->ex.invalidate_rkey;
+	else
+		swqe->ex.imm_data = wr->ex.imm_data;
+}
+
+/*
+ * Copy between two SGE lists, @len bytes at most; returns the bytes
+ * copied (less when @dst is shorter).
+ */
+static u32 ibdevsim_sge_copy(const struct ib_sge *dst, u32 ndst,
+			     const struct ib_sge *src, u32 nsrc, u32 len)
+{
+	u32 di = 0, si = 0, doff = 0, soff = 0, done = 0;
+
+	while (done < len && di < ndst && si < nsrc) {
+		u32 n = min3(dst[di].length - doff, src[si].length - soff,
+			     len - done);
+
+		memcpy((void *)(uintptr_t)(dst[di].addr + doff),
+		       (void *)(uintptr_t)(src[si].addr + soff), n);
+		done += n;
+		doff += n;
+		soff += n;
+		if (doff == dst[di].length) {
+			di++;
+			doff = 0;
+		}
+		if (soff == src[si].length) {
+			si++;
+			soff = 0;
+		}
+	}
+	return done;
+}
+
+/**
+ * ibdevsim_qp_error_locked() - move a QP to the error state
+ * @qp: the QP
+ *
+ * Posted receives complete with a flush error now, sends as the send
+ * worker reaches them.
+ *
+ * Context: ibdevsim_fabric_lock held.
+ */
+static void ibdevsim_qp_error_locked(struct ibdevsim_qp *qp)
+{
+	lockdep_assert_held(&ibdevsim_fabric_lock);
+	spin_lock(&qp->sq_lock);
+	qp->state = IB_QPS_ERR;
+	spin_unlock(&qp->sq_lock);
+	ibdevsim_rq_drain(qp, true);
+	queue_work(ibdevsim_wq, &qp->send_work);
+}
+
+/**
+ * ibdevsim_qp_error() - move a QP to the error state
+ * @qp: the QP
+ *
+ * Context: any; takes ibdevsim_fabric_lock.
+ */
+void ibdevsim_qp_error(struct ibdevsim_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	ibdevsim_qp_error_locked(qp);
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+}
+
+/*
+ * The responder consumes a receive for a SEND or an RDMA WRITE with
+ * immediate data; returns the requester's status.
+ */
+static enum ib_wc_status ibdevsim_rc_consume_recv(struct ibdevsim_qp *qp,
+						  const struct ibdevsim_pkt *pkt,
+						  u32 len, bool copy)
+{
+	const struct ibdevsim_swqe *swqe = pkt->rc->swqe;
+	struct ib_wc wc = {
+		.status = IB_WC_SUCCESS,
+		.opcode = copy ? IB_WC_RECV : IB_WC_RECV_RDMA_WITH_IMM,
+		.byte_len = len,
+		.qp = &qp->ibqp,
+		.src_qp = pkt->src_qpn,
+		.slid = pkt->slid,
+		.sl = pkt->sl,
+		.pkey_index = qp->pkey_index,
+		.port_num = qp->port,
+	};
+	struct ibdevsim_rwqe *rwqe;
+	u32 i, room = 0;
+
+	spin_lock(&qp->rq_lock);
+	if (!qp->rq_count) {
+		spin_unlock(&qp->rq_lock);
+		return IB_WC_RNR_RETRY_EXC_ERR;
+	}
+	rwqe = ibdevsim_rq_slot(qp, qp->rq_head);
+	qp->rq_head = (qp->rq_head + 1) % qp->rq_max;
+	qp->rq_count--;
+	wc.wr_id = rwqe->wr_id;
+	for (i = 0; i < rwqe->num_sge; i++) {
+		if (rwqe->sge[i].length && rwqe->sge[i].lkey != IBDEVSIM_DMA_LKEY)
+			wc.status = IB_WC_LOC_PROT_ERR;
+		room += rwqe->sge[i].length;
+	}
+	if (wc.status == IB_WC_SUCCESS && copy && room < len)
+		wc.status = IB_WC_LOC_LEN_ERR;
+	if (wc.status == IB_WC_SUCCESS && copy)
+		ibdevsim_sge_copy(rwqe->sge, rwqe->num_sge, swqe->sgl,
+				  swqe->num_sge, len);
+	spin_unlock(&qp->rq_lock);
+
+	if (swqe->wr_opcode == IB_WR_SEND_WITH_INV) {
+		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = swqe->ex.invalidate_rkey;
+	} else if (swqe->wr_opcode != IB_WR_SEND) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = swqe->ex.imm_data;
+	}
+	ibdevsim_cq_post(to_cq(qp->ibqp.recv_cq), &wc, swqe->solicited);
+	if (wc.status == IB_WC_SUCCESS)
+		return IB_WC_SUCCESS;
+	ibdevsim_qp_error_locked(qp);
+	return wc.status == IB_WC_LOC_LEN_ERR ? IB_WC_REM_INV_REQ_ERR :
+						IB_WC_REM_OP_ERR;
+}
+
+/* Carry out an RDMA WRITE or READ at the responder @qp. */
+static enum ib_wc_status ibdevsim_rc_rdma(struct ibdevsim_qp *qp,
+					  const struct ibdevsim_swqe *swqe,
+					  u32 len)
+{
+	int need = swqe->wr_opcode == IB_WR_RDMA_READ ?
+		   IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE;
+	struct ib_sge remote = {
+		.addr = swqe->remote_addr,
+		.length = len,
+	};
+
+	/* A zero-length RDMA touches no memory: no R_Key check (IBTA 9.4). */
+	if (!len)
+		return IB_WC_SUCCESS;
+	if (swqe->rkey != IBDEVSIM_DMA_LKEY || !(qp->access & need))
+		return IB_WC_REM_ACCESS_ERR;
+	if (swqe->wr_opcode == IB_WR_RDMA_READ)
+		ibdevsim_sge_copy(swqe->sgl, swqe->num_sge, &remote, 1, len);
+	else
+		ibdevsim_sge_copy(&remote, 1, swqe->sgl, swqe->num_sge, len);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * ibdevsim_rc_recv_locked() - an RC request lands at its responder QP
+ * @qp: the QP the packet names
+ * @pkt: the packet, whose @rc says what to do and takes the outcome
+ *
+ * A QP that is not an RC QP in RTR or later, or not connected to the
+ * requester, ignores the request (the requester's retries run out).
+ *
+ * Context: ibdevsim_fabric_lock held.
+ */
+void ibdevsim_rc_recv_locked(struct ibdevsim_qp *qp,
+			     const struct ibdevsim_pkt *pkt)
+{
+	struct ibdevsim_rc_op *op = pkt->rc;
+	const struct ibdevsim_swqe *swqe = op->swqe;
+	u32 len = swqe->byte_len;
+
+	lockdep_assert_held(&ibdevsim_fabric_lock);
+	if (qp->ibqp.qp_type != IB_QPT_RC ||
+	    (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
+	     qp->state != IB_QPS_SQD) ||
+	    qp->dest_qpn != op->qp->ibqp.qp_num)
+		return;
+	switch (swqe->wr_opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+		op->status = ibdevsim_rc_consume_recv(qp, pkt, len, true);
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		op->status = ibdevsim_rc_rdma(qp, swqe, len);
+		if (op->status == IB_WC_SUCCESS)
+			op->status = ibdevsim_rc_consume_recv(qp, pkt, len,
+							      false);
+		break;
+	default:
+		op->status = ibdevsim_rc_rdma(qp, swqe, len);
+		break;
+	}
+}
+
+/* One try of an RC request: the status the responder gave. */
+static enum ib_wc_status ibdevsim_rc_try(struct ibdevsim_qp *qp,
+					 struct ibdevsim_swqe *swqe)
+{
+	struct ibdevsim_port *port = &qp->hca->node->ports[qp->port];
+	struct ibdevsim_rc_op op = {
+		.qp = qp,
+		.swqe = swqe,
+		.status = IB_WC_RETRY_EXC_ERR,
+	};
+	struct ibdevsim_pkt *pkt;
+	unsigned long flags;
+	u32 i;
+
+	for (i = 0; i < swqe->num_sge; i++)
+		if (swqe->sgl[i].length && swqe->sgl[i].lkey != IBDEVSIM_DMA_LKEY)
+			return IB_WC_LOC_PROT_ERR;
+	pkt = ibdevsim_pkt_alloc(0, GFP_KERNEL);
+	if (!pkt)
+		return IB_WC_LOC_QP_OP_ERR;
+	pkt->rc = &op;
+	pkt->dlid = qp->dlid;
+	pkt->sl = qp->sl;
+	pkt->src_qpn = qp->ibqp.qp_num;
+	pkt->dest_qpn = qp->dest_qpn;
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	pkt->slid = port->st.lid | qp->path_bits;
+	pkt->pkey = port->pkeys[qp->pkey_index % IBDEVSIM_PKEY_TBL_LEN];
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	/* Synchronous: RC packets skip the fault knobs' delay queue. */
+	ibdevsim_xmit(port, pkt);
+	return op.status;
+}
+
+/**
+ * ibdevsim_rc_send() - carry out one RC request of a QP's send queue
+ * @qp: the requester, in RTS
+ * @swqe: the request
+ *
+ * A request that finds no receive posted (receiver not ready) is tried
+ * again every millisecond, @qp->rnr_retry times or, for 7, until it is
+ * taken or the QP leaves RTS: a ULP that posts its receives right after
+ * the connection is established may see its peer's first SEND early.
+ *
+ * Context: the QP's send work (process context, no lock held).
+ * Return: the status to complete @swqe with; the caller moves the QP to
+ * the error state on anything but success.
+ */
+enum ib_wc_status ibdevsim_rc_send(struct ibdevsim_qp *qp,
+				   struct ibdevsim_swqe *swqe)
+{
+	enum ib_wc_status status;
+	u32 tries = 0;
+
+	for (;;) {
+		status = ibdevsim_rc_try(qp, swqe);
+		if (status != IB_WC_RNR_RETRY_EXC_ERR)
+			return status;
+		if (qp->rnr_retry != 7 && tries++ >= qp->rnr_retry)
+			return status;
+		if (READ_ONCE(qp->state) != IB_QPS_RTS)
+			return IB_WC_WR_FLUSH_ERR;
+		usleep_range(1000, 2000);
+	}
+}
