@@ -14,7 +14,9 @@
 #     channel action)
 #     followed by working I/O
 #   - srp_sq_size=16: commands whose RDMA needs more work requests than
-#     the send queue holds are refused at once, small ones still work
+#     the send queue holds are refused at once, small ones still work; the
+#     same 128-descriptor transfers (progs/page_alias_io.c) go through with
+#     the default send queue
 #   - progs/srp_resid.c: reads into a 4 KiB buffer that return less (INQUIRY
 #     with allocation length 36, READ of one block) report the residual and
 #     leave the rest of the buffer alone; no old target memory is sent
@@ -27,7 +29,7 @@ cfs=/sys/kernel/config/target
 addr=10.13.0.1
 dev=rxe-veth0
 
-tap_plan 36
+tap_plan 38
 ms_srpt_loopback $addr
 tpg=$cfs/srpt/$wwn/tpgt_1
 acl=0x0000000000000000${gid:16}
@@ -135,6 +137,34 @@ tap_check "target side: the 4 KiB writes came as immediate data" \
 	counted immediate 8 verify 4k 8 200
 tap_check "512-byte writes verified" verify 512 16 4000
 
+# alias_io r|w: a 512 KiB direct read or write whose buffer is one page
+# mapped 128 times (progs/page_alias_io.c), so that its scatterlist, and
+# with never_register=1 its SRP_CMD, has 128 one-page descriptors whatever
+# the page allocator handed out.  Never longer than 20 s (status 124).
+alias_io() {
+	timeout 20 /tmp/page_alias_io "$1" /dev/$(ms_srp_disk) $((40 << 20)) 128
+}
+
+# refused r|w: such a transfer needs more work requests than a 16-entry
+# send queue holds.  It must fail at once (a CHECK CONDITION), within less
+# than the 30 s in which the SCSI timeout would start error handling for a
+# command the target dropped.
+refused() {
+	local rc=0
+
+	alias_io "$1" || rc=$?
+	echo "exit status $rc"
+	[ $rc -eq 1 ]
+}
+
+alias_both() {
+	alias_io w && alias_io r
+}
+tap_check "build progs/page_alias_io.c" \
+	cc -O2 -Wall -o /tmp/page_alias_io "$MS_HARNESS/progs/page_alias_io.c"
+tap_check "default send queue: 512 KiB in 128 one-page descriptors, both ways" \
+	counted indirect 2 alias_both
+
 # reset_during_io OPT: sg_reset OPT while direct reads are in flight; the
 # reads may fail, but the reset must finish and so must the reader.
 reset_during_io() {
@@ -153,22 +183,6 @@ tap_check "host reset (sg_reset -H) during reads" reset_during_io -H
 tap_check "I/O after host reset" ms_wait 30 verify 64k 8 60
 tap_check "logout" ms_srp_logout
 
-# refused r|w: a 512 KiB direct read or write, 128 descriptors of one page
-# each, needs more work requests than a 16-entry send queue holds.  It must
-# fail at once (a CHECK CONDITION), within less than the 30 s in which the
-# SCSI timeout would start error handling for a command the target dropped.
-refused() {
-	local disk=$(ms_srp_disk) rc=0
-	if [ "$1" = r ]; then
-		timeout 20 dd if=/dev/$disk of=/dev/null bs=512k count=1 \
-			iflag=direct status=none || rc=$?
-	else
-		timeout 20 dd if=/dev/zero of=/dev/$disk bs=512k count=1 \
-			seek=40 oflag=direct status=none || rc=$?
-	fi
-	echo "dd exit status $rc"
-	[ $rc -ne 0 ] && [ $rc -ne 124 ]
-}
 echo 16 >$tpg/attrib/srp_sq_size
 tap_check "login with srp_sq_size=16" login ""
 tap_check "srp_sq_size=16: 512 KiB read in 128 descriptors refused" refused r
