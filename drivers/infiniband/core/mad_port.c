@@ -767,6 +767,10 @@ static const char *const ib_mad_stat_names[IB_MAD_STAT_COUNT] = {
 	[IB_MAD_STAT_CANCEL] = "cancels",
 	[IB_MAD_STAT_UNSUPPORTED] = "unsupported_replies",
 	[IB_MAD_STAT_OUTSTANDING] = "outstanding",
+	[IB_MAD_STAT_FC_QUEUED] = "fc_queued",
+	[IB_MAD_STAT_FC_BACKLOG] = "fc_backlog",
+	[IB_MAD_STAT_FC_BACKOFF] = "fc_backoffs",
+	[IB_MAD_STAT_FC_DROPPED] = "fc_dropped",
 };
 
 static int ib_mad_stats_show(struct seq_file *m, void *unused)

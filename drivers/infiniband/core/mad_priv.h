@@ -78,6 +78,12 @@
  */
 #define IB_MAD_TIMEOUT_BATCH		128
 
+/*
+ * A flow-controlled retry waits at most 2^IB_MAD_FC_BACKOFF_MAX times the
+ * request's timeout (and never past its total deadline).
+ */
+#define IB_MAD_FC_BACKOFF_MAX		6
+
 /* log2 of the number of buckets in an agent's TID hash. */
 #define IB_MAD_SEND_HASH_BITS		6
 
@@ -142,8 +148,8 @@ struct ib_rmpp_segment {
  * @reg_req: copy of the registration request, NULL for send-only agents
  * @qp_info: QP0 or QP1 of the port the agent is on
  * @lock: protects every send of the agent (state, @send_hash, @wait_tree,
- *	@done_list) and the RMPP receive state (@rmpp_hash,
- *	@rmpp_recvs). Nests inside
+ *	@done_list, @fc_backlog, @fc_active) and the RMPP receive state
+ *	(@rmpp_hash, @rmpp_recvs). Nests inside
  *	ib_mad_port_private.reg_lock and outside ib_mad_queue.lock.
  * @send_hash: outstanding sends (state ON_WIRE, WAIT_RESP) keyed by TID
  * @wait_tree: sends in WAIT_RESP, ordered by @timeout deadline (equal
@@ -151,6 +157,12 @@ struct ib_rmpp_segment {
  *	a send starts or stops waiting in O(log n) whatever the timeouts of
  *	the others
  * @done_list: sends whose send handler must run from @timed_work
+ * @fc_backlog: flow-controlled sends (state QUEUED) waiting for one of
+ *	the agent's @fc_max slots, oldest first
+ * @fc_active: flow-controlled sends holding a slot: posted, not yet
+ *	answered, cancelled or timed out
+ * @fc_max: slots for flow-controlled requests (see ib_mad_fc_request());
+ *	0 turns flow control off for the agent
  * @timed_work: runs timeouts and deferred completions; on the port's wq
  * @rmpp_hash: RMPP reassemblies, collecting or recently finished, keyed by
  *	TID; owned by mad_rmpp_recv.c
@@ -173,6 +185,9 @@ struct ib_mad_agent_private {
 	DECLARE_HASHTABLE(send_hash, IB_MAD_SEND_HASH_BITS);
 	struct rb_root_cached wait_tree;
 	struct list_head done_list;
+	struct list_head fc_backlog;
+	unsigned int fc_active;
+	unsigned int fc_max;
 	struct delayed_work timed_work;
 	DECLARE_HASHTABLE(rmpp_hash, IB_MAD_RMPP_HASH_BITS);
 	unsigned int rmpp_recvs;
@@ -186,6 +201,8 @@ struct ib_mad_agent_private {
 /**
  * enum ib_mad_send_state - lifecycle of one posted send buffer
  * @IB_MAD_SEND_IDLE: created by ib_create_send_mad(), not posted
+ * @IB_MAD_SEND_QUEUED: accepted, flow-controlled, waiting on the agent's
+ *	backlog for a slot; nothing on the wire yet
  * @IB_MAD_SEND_ON_WIRE: accepted; at least one work request is on the
  *	QP or its overflow list (@wr_inflight > 0)
  * @IB_MAD_SEND_WAIT_RESP: wire idle, timer armed: waiting for the
@@ -202,6 +219,11 @@ struct ib_mad_agent_private {
  *
  *   IDLE -> ON_WIRE                        ib_post_send_mad() succeeded
  *                                          (never once the agent is dying)
+ *   IDLE -> QUEUED                         the same, for a flow-controlled
+ *                                          request while all slots are used
+ *   QUEUED -> ON_WIRE                      a slot was freed (oldest first)
+ *   QUEUED -> DONE                         total deadline passed in the
+ *                                          backlog, cancel, failed post
  *   ON_WIRE -> WAIT_RESP                   wire idle, response expected
  *   ON_WIRE -> DONE                        wire idle, no response expected,
  *                                          or send error
@@ -213,10 +235,12 @@ struct ib_mad_agent_private {
  *   RESPONDED, CANCELLED -> DONE           last work request completed
  *                                          (and receive handler returned)
  *
- * Only ON_WIRE and WAIT_RESP sends are in the agent's TID hash.
+ * Only QUEUED, ON_WIRE and WAIT_RESP sends are in the agent's TID hash
+ * (responses never match a QUEUED one).
  */
 enum ib_mad_send_state {
 	IB_MAD_SEND_IDLE,
+	IB_MAD_SEND_QUEUED,
 	IB_MAD_SEND_ON_WIRE,
 	IB_MAD_SEND_WAIT_RESP,
 	IB_MAD_SEND_RESPONDED,
@@ -242,7 +266,8 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
 /**
  * struct ib_mad_send_wr_private - a send buffer and its lifecycle
  * @mad_list: linkage on the QP send queue or overflow list
- * @agent_list: linkage on the agent's @done_list
+ * @agent_list: linkage on the agent's @done_list, or while QUEUED on its
+ *	@fc_backlog
  * @wait_node: linkage in the agent's @wait_tree; cleared when not in it
  * @tid_node: linkage in the agent's @send_hash
  * @mad_agent_priv: owning agent (holds a reference while the buffer lives)
@@ -256,7 +281,11 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
  * @wr_inflight: work requests posted and not yet completed. RMPP keeps at
  *	most one data WR in flight because all segments share @send_buf.mad
  *	as their header.
- * @timeout: jiffies deadline while in WAIT_RESP
+ * @timeout: jiffies deadline while in the wait tree (WAIT_RESP: the
+ *	response timeout; QUEUED: @deadline)
+ * @deadline: jiffies by which the send completes at the latest: post time
+ *	plus send_buf.timeout_ms for the first try and each retry. Bounds
+ *	the backlog wait and the backoff of flow-controlled retries.
  * @max_retries: retries allowed (send_buf.retries counts those used)
  * @retries_left: retries still allowed
  * @status: final status once known (IB_WC_SUCCESS until then)
@@ -264,6 +293,9 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
  * @rmpp_active: a kernel RMPP send (set at post time)
  * @expect_resp: a response is expected: send_buf.timeout_ms was non-zero
  *	when posted (ib_modify_mad() changes the wait, never this)
+ * @fc: a flow-controlled request: it needs one of the agent's slots to go
+ *	on the wire, and its retries back off
+ * @fc_slot: holds one of the agent's slots (counted in fc_active)
  * @internal_done: see ib_mad_internal_done_t; NULL for client sends
  * @resp_pending: RESPONDED: the response's receive handler has not
  *	returned yet
@@ -297,12 +329,15 @@ struct ib_mad_send_wr_private {
 	enum ib_mad_send_state state;
 	unsigned int wr_inflight;
 	unsigned long timeout;
+	unsigned long deadline;
 	int max_retries;
 	int retries_left;
 	enum ib_wc_status status;
 	u32 vendor_err;
 	bool rmpp_active;
 	bool expect_resp;
+	bool fc;
+	bool fc_slot;
 	ib_mad_internal_done_t internal_done;
 	bool resp_pending;
 	bool repost_on_flush;
@@ -412,6 +447,13 @@ struct ib_mad_qp_info {
  * @IB_MAD_STAT_CANCEL: sends cancelled
  * @IB_MAD_STAT_UNSUPPORTED: requests answered "unsupported method/attr"
  * @IB_MAD_STAT_OUTSTANDING: sends posted and not yet completed (gauge)
+ * @IB_MAD_STAT_FC_QUEUED: flow-controlled requests that had to wait for a
+ *	slot on their agent's backlog
+ * @IB_MAD_STAT_FC_BACKLOG: requests on a backlog now (gauge)
+ * @IB_MAD_STAT_FC_BACKOFF: retries that waited longer than the request's
+ *	timeout (exponential backoff)
+ * @IB_MAD_STAT_FC_DROPPED: requests whose deadline passed on a backlog:
+ *	completed with IB_WC_RESP_TIMEOUT_ERR, never sent
  * @IB_MAD_STAT_COUNT: number of counters
  */
 enum ib_mad_stat {
@@ -429,6 +471,10 @@ enum ib_mad_stat {
 	IB_MAD_STAT_CANCEL,
 	IB_MAD_STAT_UNSUPPORTED,
 	IB_MAD_STAT_OUTSTANDING,
+	IB_MAD_STAT_FC_QUEUED,
+	IB_MAD_STAT_FC_BACKLOG,
+	IB_MAD_STAT_FC_BACKOFF,
+	IB_MAD_STAT_FC_DROPPED,
 	IB_MAD_STAT_COUNT
 };
 
@@ -524,6 +570,7 @@ int ib_mad_class_index(u8 mgmt_class);
 /* ---- mad_wire.c ---- */
 
 bool ib_mad_is_vendor_class_range2(u8 mgmt_class);
+bool ib_mad_fc_request(const struct ib_mad_hdr *hdr);
 int ib_mad_recv_gids(const struct ib_mad_agent_private *priv,
 		     const struct ib_mad_recv_wc *recv_wc,
 		     union ib_gid *sgid, union ib_gid *dgid);
@@ -697,6 +744,7 @@ ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 		   const struct ib_mad_reg_req *req);
 struct ib_mad_agent_private *
 ib_mad_reply_agent_get(struct ib_mad_port_private *port, int qpn);
+unsigned int ib_mad_send_resp_wait_ms(struct ib_mad_send_wr_private *wr);
 #endif
 
 #endif	/* __IB_MAD_PRIV_H__ */

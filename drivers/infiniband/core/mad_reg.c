@@ -495,6 +495,12 @@ ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 	hash_init(priv->send_hash);
 	priv->wait_tree = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&priv->done_list);
+	INIT_LIST_HEAD(&priv->fc_backlog);
+	/*
+	 * A peer's receive ring is as deep as ours by default: one agent may
+	 * keep at most a quarter of it busy with requests.
+	 */
+	priv->fc_max = qp_info->recv_queue.max_active / 4;
 	hash_init(priv->rmpp_hash);
 	INIT_DELAYED_WORK(&priv->timed_work, ib_mad_agent_timed_work);
 	refcount_set(&priv->refcount, 1);

@@ -35,6 +35,8 @@ static bool ib_mad_wait_before(struct rb_node *a, const struct rb_node *b)
 				    wait_node)->timeout);
 }
 
+static void ib_mad_agent_rearm_locked(struct ib_mad_agent_private *priv);
+
 /* Take a send out of the wait tree, if it is there. Agent lock held. */
 static void ib_mad_send_unwait_locked(struct ib_mad_send_wr_private *wr)
 {
@@ -57,11 +59,40 @@ ib_mad_agent_first_wait_locked(struct ib_mad_agent_private *priv)
 		      NULL;
 }
 
+/* Put a send in the wait tree until @when; re-arm if it is the earliest. */
+static void ib_mad_send_wait_until_locked(struct ib_mad_send_wr_private *wr,
+					  unsigned long when)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+
+	ib_mad_send_unwait_locked(wr);
+	wr->timeout = when;
+	if (rb_add_cached(&wr->wait_node, &priv->wait_tree, ib_mad_wait_before))
+		ib_mad_agent_rearm_locked(priv);
+}
+
+static void ib_mad_agent_fc_promote_locked(struct ib_mad_agent_private *priv);
+
+/*
+ * A send stops being outstanding: out of the TID hash, the wait tree and
+ * the backlog. A slot it held goes to the oldest request of the backlog.
+ */
 static void ib_mad_send_unhash_locked(struct ib_mad_send_wr_private *wr)
 {
-	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+
+	lockdep_assert_held(&priv->lock);
 	hash_del(&wr->tid_node);
 	ib_mad_send_unwait_locked(wr);
+	if (wr->state == IB_MAD_SEND_QUEUED) {
+		list_del_init(&wr->agent_list);
+		ib_mad_stat_dec(ib_mad_agent_port(priv), IB_MAD_STAT_FC_BACKLOG);
+	}
+	if (wr->fc_slot) {
+		wr->fc_slot = false;
+		priv->fc_active--;
+		ib_mad_agent_fc_promote_locked(priv);
+	}
 }
 
 /*
@@ -198,12 +229,34 @@ void ib_mad_send_wait_locked(struct ib_mad_send_wr_private *wr,
 			 (wr->state != IB_MAD_SEND_ON_WIRE &&
 			  wr->state != IB_MAD_SEND_WAIT_RESP)))
 		return;
-	ib_mad_send_unwait_locked(wr);
 	wr->state = IB_MAD_SEND_WAIT_RESP;
-	wr->timeout = jiffies + msecs_to_jiffies(timeout_ms);
-	if (rb_add_cached(&wr->wait_node, &priv->wait_tree, ib_mad_wait_before))
-		ib_mad_agent_rearm_locked(priv);	/* the new earliest */
+	ib_mad_send_wait_until_locked(wr, jiffies + msecs_to_jiffies(timeout_ms));
 }
+
+/*
+ * How long to wait for the response to the transmission that just ended.
+ * A flow-controlled request that timed out before waits twice as long at
+ * each retry (an overloaded responder gets time to drain its queue rather
+ * than more copies of the same request), never past its total deadline.
+ */
+VISIBLE_IF_KUNIT unsigned int
+ib_mad_send_resp_wait_ms(struct ib_mad_send_wr_private *wr)
+{
+	unsigned int ms = wr->send_buf.timeout_ms;
+	long left = (long)(wr->deadline - jiffies);
+	u64 backoff;
+
+	if (!wr->fc || !wr->send_buf.retries || left <= 0)
+		return ms;
+	backoff = (u64)ms << min(wr->send_buf.retries, IB_MAD_FC_BACKOFF_MAX);
+	backoff = min_t(u64, backoff, jiffies_to_msecs(left));
+	if (backoff <= ms)
+		return ms;
+	ib_mad_stat_inc(ib_mad_agent_port(wr->mad_agent_priv),
+			IB_MAD_STAT_FC_BACKOFF);
+	return backoff;
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_send_resp_wait_ms);
 
 /*
  * All data of a send reached the peer (sent, or for RMPP acknowledged):
@@ -215,7 +268,7 @@ static bool ib_mad_send_data_sent_locked(struct ib_mad_send_wr_private *wr,
 					 bool defer)
 {
 	if (wr->status == IB_WC_SUCCESS && wr->expect_resp) {
-		ib_mad_send_wait_locked(wr, wr->send_buf.timeout_ms);
+		ib_mad_send_wait_locked(wr, ib_mad_send_resp_wait_ms(wr));
 		return false;
 	}
 	ib_mad_send_done_locked(wr, defer);
@@ -243,7 +296,7 @@ void ib_mad_send_acked_locked(struct ib_mad_send_wr_private *wr)
 
 /**
  * ib_mad_send_finish_locked() - end an outstanding send now
- * @wr: an ON_WIRE or WAIT_RESP send
+ * @wr: a QUEUED, ON_WIRE or WAIT_RESP send
  * @status: completion status to report (the first error sticks)
  * @vendor_err: reported with @status, e.g. the RMPP status of an ABORT
  *
@@ -257,7 +310,8 @@ void ib_mad_send_finish_locked(struct ib_mad_send_wr_private *wr,
 {
 	lockdep_assert_held(&wr->mad_agent_priv->lock);
 	if (wr->state != IB_MAD_SEND_ON_WIRE &&
-	    wr->state != IB_MAD_SEND_WAIT_RESP)
+	    wr->state != IB_MAD_SEND_WAIT_RESP &&
+	    wr->state != IB_MAD_SEND_QUEUED)
 		return;
 	if (wr->status == IB_WC_SUCCESS) {
 		wr->status = status;
@@ -430,6 +484,7 @@ ib_mad_find_send_locked(struct ib_mad_agent_private *priv,
 	lockdep_assert_held(&priv->lock);
 	hash_for_each_possible(priv->send_hash, wr, tid_node, (__force u64)tid)
 		if (wr->expect_resp && !wr->internal_done &&
+		    wr->state != IB_MAD_SEND_QUEUED &&
 		    ib_mad_send_matches(priv, wr, recv_wc))
 			return wr;
 	return NULL;
@@ -459,6 +514,14 @@ ib_mad_find_rmpp_send_locked(struct ib_mad_agent_private *priv,
 }
 
 /* Posting -------------------------------------------------------------- */
+
+/* The jiffies by which @tries tries of @timeout_ms each are over. */
+static unsigned long ib_mad_send_deadline(unsigned int timeout_ms, u64 tries)
+{
+	u64 total = (u64)msecs_to_jiffies(timeout_ms) * tries;
+
+	return jiffies + min_t(u64, total, MAX_JIFFY_OFFSET / 2);
+}
 
 /*
  * Check that the agent may send this buffer now and, if so, reset its
@@ -498,10 +561,73 @@ static int ib_mad_send_accept(struct ib_mad_agent_private *priv,
 	wr->status = IB_WC_SUCCESS;
 	wr->vendor_err = 0;
 	wr->expect_resp = wr->send_buf.timeout_ms > 0;
+	wr->deadline = ib_mad_send_deadline(wr->send_buf.timeout_ms,
+					    (u64)wr->max_retries + 1);
+	wr->fc = priv->fc_max > 0 && wr->expect_resp && !wr->rmpp_active &&
+		 ib_mad_fc_request(hdr);
+	wr->fc_slot = false;
 	wr->resp_pending = false;
 	wr->repost_on_flush = false;
 	wr->wr_inflight = 0;
 	return 0;
+}
+
+/* A flow-controlled send posted: it holds one of the agent's slots. */
+static void ib_mad_send_fc_take_locked(struct ib_mad_send_wr_private *wr)
+{
+	wr->fc_slot = true;
+	wr->mad_agent_priv->fc_active++;
+}
+
+/*
+ * Hand freed slots to the backlog, oldest request first. A request the QP
+ * refuses completes with IB_WC_GENERAL_ERR (its poster got 0 long ago).
+ * Nothing starts once the agent is dying: unregistration cancels the
+ * backlog instead.
+ */
+static void ib_mad_agent_fc_promote_locked(struct ib_mad_agent_private *priv)
+{
+	struct ib_mad_port_private *port = ib_mad_agent_port(priv);
+	struct ib_mad_send_wr_private *wr;
+
+	lockdep_assert_held(&priv->lock);
+	while (!priv->dying && priv->fc_active < priv->fc_max &&
+	       !list_empty(&priv->fc_backlog)) {
+		wr = list_first_entry(&priv->fc_backlog,
+				      struct ib_mad_send_wr_private, agent_list);
+		list_del_init(&wr->agent_list);
+		ib_mad_stat_dec(port, IB_MAD_STAT_FC_BACKLOG);
+		wr->state = IB_MAD_SEND_ON_WIRE;
+		if (!ib_mad_send_post_locked(wr)) {
+			ib_mad_send_fc_take_locked(wr);
+			continue;
+		}
+		wr->status = IB_WC_GENERAL_ERR;
+		ib_mad_send_done_locked(wr, true);
+		ib_mad_agent_rearm_locked(priv);
+	}
+}
+
+/*
+ * Put a flow-controlled request on the backlog when the agent has no free
+ * slot, or when older requests wait (first come, first served). It waits
+ * there until its total deadline at most. Returns true if it was queued.
+ */
+static bool ib_mad_send_fc_queue_locked(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+	struct ib_mad_port_private *port = ib_mad_agent_port(priv);
+
+	if (!wr->fc || (priv->fc_active < priv->fc_max &&
+			list_empty(&priv->fc_backlog)))
+		return false;
+	wr->state = IB_MAD_SEND_QUEUED;
+	list_add_tail(&wr->agent_list, &priv->fc_backlog);
+	ib_mad_send_wait_until_locked(wr, wr->deadline);
+	ib_mad_stat_inc(port, IB_MAD_STAT_FC_QUEUED);
+	ib_mad_stat_inc(port, IB_MAD_STAT_FC_BACKLOG);
+	trace_ib_mad_send_queued(wr);
+	return true;
 }
 
 static int ib_mad_send_one(struct ib_mad_agent_private *priv,
@@ -516,14 +642,20 @@ static int ib_mad_send_one(struct ib_mad_agent_private *priv,
 		spin_unlock_irqrestore(&priv->lock, flags);
 		return -ESHUTDOWN;
 	}
-	wr->state = IB_MAD_SEND_ON_WIRE;
 	hash_add(priv->send_hash, &wr->tid_node, (__force u64)wr->tid);
+	if (ib_mad_send_fc_queue_locked(wr)) {
+		spin_unlock_irqrestore(&priv->lock, flags);
+		return 0;
+	}
+	wr->state = IB_MAD_SEND_ON_WIRE;
 	ret = wr->rmpp_active ? ib_mad_rmpp_send_start(wr) : 0;
 	if (!ret)
 		ret = ib_mad_send_post_locked(wr);
 	if (ret) {
 		ib_mad_send_unhash_locked(wr);
 		wr->state = IB_MAD_SEND_IDLE;
+	} else if (wr->fc) {
+		ib_mad_send_fc_take_locked(wr);
 	}
 	spin_unlock_irqrestore(&priv->lock, flags);
 	return ret;
@@ -544,6 +676,16 @@ static int ib_mad_send_one(struct ib_mad_agent_private *priv,
  * size of the class header plus the class data being transferred.
  * Directed-route SMPs for the local node are answered by the driver
  * without going to the wire.
+ *
+ * Requests to the SA, SMPs and the CM messages that open an exchange are
+ * flow-controlled when they expect a response: an agent keeps at most a
+ * quarter of a receive ring's worth of them (recv_queue_size / 4)
+ * outstanding, and later ones wait, accepted, on the agent's backlog in
+ * the order they were posted. The caller's total deadline, timeout_ms for
+ * the first try and for each retry, runs from this call: a request still
+ * on the backlog then completes with IB_WC_RESP_TIMEOUT_ERR unsent. Their
+ * retries back off, each waiting twice as long as the one before, within
+ * that same deadline.
  *
  * Sends may complete in any order. The send handler runs exactly once for
  * every buffer posted here, never from within this call; a buffer that
@@ -608,7 +750,8 @@ EXPORT_SYMBOL(ib_post_send_mad);
  * @timeout_ms: new response timeout; 0 cancels the send
  *
  * A new timeout counts from now for a send already waiting for its
- * response, and from the send completion for one still on the wire. A
+ * response, and from the send completion for one still on the wire; the
+ * send's total deadline grows to leave every try left the new timeout. A
  * cancelled send completes with IB_WC_WR_FLUSH_ERR: from the agent's work
  * if it was waiting, or when its work request completes.
  *
@@ -629,7 +772,8 @@ int ib_modify_mad(struct ib_mad_send_buf *send_buf, u32 timeout_ms)
 	priv = wr->mad_agent_priv;
 	spin_lock_irqsave(&priv->lock, flags);
 	if ((wr->state != IB_MAD_SEND_ON_WIRE &&
-	     wr->state != IB_MAD_SEND_WAIT_RESP) ||
+	     wr->state != IB_MAD_SEND_WAIT_RESP &&
+	     wr->state != IB_MAD_SEND_QUEUED) ||
 	    wr->status != IB_WC_SUCCESS) {
 		ret = -EINVAL;
 		goto out_unlock;
@@ -641,8 +785,14 @@ int ib_modify_mad(struct ib_mad_send_buf *send_buf, u32 timeout_ms)
 		goto out_unlock;
 	}
 	send_buf->timeout_ms = timeout_ms;
+	/* The tries left get the new timeout in full, backoff or not. */
+	wr->deadline = max(wr->deadline,
+			   ib_mad_send_deadline(timeout_ms,
+						(u64)wr->retries_left + 1));
 	if (wr->state == IB_MAD_SEND_WAIT_RESP)
 		ib_mad_send_wait_locked(wr, timeout_ms);
+	else if (wr->state == IB_MAD_SEND_QUEUED)
+		ib_mad_send_wait_until_locked(wr, wr->deadline);
 out_unlock:
 	spin_unlock_irqrestore(&priv->lock, flags);
 	return ret;
@@ -657,6 +807,14 @@ static bool ib_mad_send_retry_locked(struct ib_mad_send_wr_private *wr)
 
 	lockdep_assert_held(&wr->mad_agent_priv->lock);
 	if (wr->status != IB_WC_SUCCESS || wr->retries_left <= 0)
+		return false;
+	/*
+	 * Backoff may have used up the total deadline before the retries:
+	 * a try needs at least half its timeout left to be worth sending.
+	 */
+	if (wr->fc &&
+	    time_after(jiffies + msecs_to_jiffies(wr->send_buf.timeout_ms) / 2,
+		       wr->deadline))
 		return false;
 	wr->retries_left--;
 	wr->send_buf.retries++;
@@ -685,6 +843,14 @@ static void ib_mad_agent_expire_locked(struct ib_mad_agent_private *priv,
 		if (!wr || time_before(jiffies, wr->timeout))
 			break;
 		ib_mad_send_unwait_locked(wr);
+		if (wr->state == IB_MAD_SEND_QUEUED) {
+			/* Never sent: its whole deadline went by waiting. */
+			ib_mad_stat_inc(ib_mad_agent_port(priv),
+					IB_MAD_STAT_FC_DROPPED);
+			wr->status = IB_WC_RESP_TIMEOUT_ERR;
+			ib_mad_send_done_locked(wr, true);
+			continue;
+		}
 		if (ib_mad_send_retry_locked(wr))
 			continue;
 		if (wr->status == IB_WC_SUCCESS)

@@ -7,6 +7,7 @@
  */
 
 #include <kunit/visibility.h>
+#include <rdma/ib_cm.h>
 #include <rdma/ib_verbs.h>
 
 #include "mad_priv.h"
@@ -44,6 +45,40 @@ int ib_mad_kernel_rmpp_agent(const struct ib_mad_agent *agent)
 	return agent->rmpp_version && !(agent->flags & IB_MAD_USER_RMPP);
 }
 EXPORT_SYMBOL(ib_mad_kernel_rmpp_agent);
+
+/**
+ * ib_mad_fc_request() - does a MAD open an exchange that flow control limits?
+ * @hdr: header of a MAD about to be sent with a response timeout
+ *
+ * Flow control bounds how many requests an agent keeps outstanding at
+ * responders that serve a whole subnet: the SA, the CM of a peer and the
+ * SMAs an SM sweeps. Only MADs that start an exchange count. Answers never
+ * do, whatever timeout they carry (a CM REP waits for an RTU): holding an
+ * answer back behind our own requests could leave two nodes that connect
+ * to each other at once each waiting for the other's answer.
+ *
+ * Return: true for SA and SMP requests and for the CM messages that
+ * begin an exchange (REQ, DREQ, SIDR REQ, LAP).
+ */
+bool ib_mad_fc_request(const struct ib_mad_hdr *hdr)
+{
+	if (ib_response_mad(hdr))
+		return false;
+	switch (hdr->mgmt_class) {
+	case IB_MGMT_CLASS_SUBN_ADM:
+	case IB_MGMT_CLASS_SUBN_LID_ROUTED:
+	case IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE:
+		return true;
+	case IB_MGMT_CLASS_CM:
+		return hdr->attr_id == CM_REQ_ATTR_ID ||
+		       hdr->attr_id == CM_DREQ_ATTR_ID ||
+		       hdr->attr_id == CM_SIDR_REQ_ATTR_ID ||
+		       hdr->attr_id == CM_LAP_ATTR_ID;
+	default:
+		return false;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_fc_request);
 
 /**
  * ib_mad_is_vendor_class_range2() - is a class in vendor range 2?

@@ -97,6 +97,11 @@ DEFINE_EVENT(ib_mad_send_class,
 	     TP_ARGS(wr));
 
 DEFINE_EVENT(ib_mad_send_class,
+	     ib_mad_send_queued,
+	     TP_PROTO(const struct ib_mad_send_wr_private *wr),
+	     TP_ARGS(wr));
+
+DEFINE_EVENT(ib_mad_send_class,
 	     ib_mad_send_retry,
 	     TP_PROTO(const struct ib_mad_send_wr_private *wr),
 	     TP_ARGS(wr));

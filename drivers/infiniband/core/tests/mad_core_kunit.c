@@ -20,7 +20,9 @@
 #include <linux/slab.h>
 #include <net/checksum.h>
 #include <net/ipv6.h>
+#include <rdma/ib_cm.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_sa.h>
 
 #include "../mad_priv.h"
 #include "../mad_rmpp.h"
@@ -1611,6 +1613,250 @@ static void mad_test_qp_send_error(struct kunit *test)
 	ib_free_send_mad(b);
 }
 
+/* Flow control ----------------------------------------------------------- */
+
+static u64 mad_test_stat(struct mad_test_env *env, enum ib_mad_stat stat)
+{
+	return atomic64_read(&env->port->stats[stat]);
+}
+
+struct mad_test_fc_case {
+	const char *name;
+	u8 mgmt_class;
+	u8 method;
+	__be16 attr_id;
+	bool limited;
+};
+
+static const struct mad_test_fc_case mad_test_fc_cases[] = {
+	{ "SA Get", IB_MGMT_CLASS_SUBN_ADM, IB_MGMT_METHOD_GET, 0, true },
+	{ "SA GetTable", IB_MGMT_CLASS_SUBN_ADM, IB_SA_METHOD_GET_TABLE, 0,
+	  true },
+	{ "SA GetResp", IB_MGMT_CLASS_SUBN_ADM, IB_MGMT_METHOD_GET_RESP, 0,
+	  false },
+	{ "SMP Get", IB_MGMT_CLASS_SUBN_LID_ROUTED, IB_MGMT_METHOD_GET, 0,
+	  true },
+	{ "DR SMP Set", IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE, IB_MGMT_METHOD_SET,
+	  0, true },
+	{ "SMP TrapRepress", IB_MGMT_CLASS_SUBN_LID_ROUTED,
+	  IB_MGMT_METHOD_TRAP_REPRESS, 0, false },
+	{ "CM REQ", IB_MGMT_CLASS_CM, IB_MGMT_METHOD_SEND, CM_REQ_ATTR_ID,
+	  true },
+	{ "CM DREQ", IB_MGMT_CLASS_CM, IB_MGMT_METHOD_SEND, CM_DREQ_ATTR_ID,
+	  true },
+	{ "CM SIDR REQ", IB_MGMT_CLASS_CM, IB_MGMT_METHOD_SEND,
+	  CM_SIDR_REQ_ATTR_ID, true },
+	{ "CM LAP", IB_MGMT_CLASS_CM, IB_MGMT_METHOD_SEND, CM_LAP_ATTR_ID,
+	  true },
+	{ "CM REP", IB_MGMT_CLASS_CM, IB_MGMT_METHOD_SEND, CM_REP_ATTR_ID,
+	  false },
+	{ "CM MRA", IB_MGMT_CLASS_CM, IB_MGMT_METHOD_SEND, CM_MRA_ATTR_ID,
+	  false },
+	{ "CM DREP", IB_MGMT_CLASS_CM, IB_MGMT_METHOD_SEND, CM_DREP_ATTR_ID,
+	  false },
+	{ "DM Get", IB_MGMT_CLASS_DEVICE_MGMT, IB_MGMT_METHOD_GET, 0, false },
+	{ "PerfMgt Get", IB_MGMT_CLASS_PERF_MGMT, IB_MGMT_METHOD_GET, 0,
+	  false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(mad_test_fc, mad_test_fc_cases, name);
+
+/* Which MADs open an exchange that flow control limits. */
+static void mad_test_fc_request(struct kunit *test)
+{
+	const struct mad_test_fc_case *c = test->param_value;
+	struct ib_mad_hdr hdr = {
+		.base_version = IB_MGMT_BASE_VERSION,
+		.mgmt_class = c->mgmt_class,
+		.class_version = 1,
+		.method = c->method,
+		.attr_id = c->attr_id,
+	};
+
+	KUNIT_EXPECT_EQ(test, ib_mad_fc_request(&hdr), c->limited);
+}
+
+/*
+ * With two slots, the third and fourth requests wait on the backlog,
+ * accepted and unsent; a response frees a slot for the oldest of them; a
+ * send that needs no slot passes them; a cancel takes one off the backlog.
+ */
+static void mad_test_fc_backlog(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *bufs[4], *plain;
+	int i;
+
+	env->priv->fc_max = 2;
+	for (i = 0; i < ARRAY_SIZE(bufs); i++) {
+		bufs[i] = mad_test_send(test, env, 0x40 + i, 5000, 0);
+		KUNIT_ASSERT_EQ(test, ib_post_send_mad(bufs[i], NULL), 0);
+	}
+	KUNIT_EXPECT_EQ(test, env->posts, 2);
+	KUNIT_EXPECT_EQ(test, mad_test_state(bufs[1]), IB_MAD_SEND_ON_WIRE);
+	KUNIT_EXPECT_EQ(test, mad_test_state(bufs[2]), IB_MAD_SEND_QUEUED);
+	KUNIT_EXPECT_EQ(test, mad_test_state(bufs[3]), IB_MAD_SEND_QUEUED);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_QUEUED), 2);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKLOG), 2);
+
+	/* No response expected: not flow-controlled, straight to the wire. */
+	plain = mad_test_send(test, env, 0x50, 0, 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(plain, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->posts, 3);
+	mad_test_wire_done(plain, IB_WC_SUCCESS);
+
+	/* A response to the first request: the oldest waiting one goes. */
+	mad_test_wire_done(bufs[0], IB_WC_SUCCESS);
+	mad_test_respond(test, env, 0x40, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, mad_test_state(bufs[0]), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, env->posts, 4);
+	KUNIT_EXPECT_EQ(test, mad_test_state(bufs[2]), IB_MAD_SEND_ON_WIRE);
+	KUNIT_EXPECT_EQ(test, mad_test_state(bufs[3]), IB_MAD_SEND_QUEUED);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKLOG), 1);
+
+	/* A response cannot match a request that was never sent. */
+	mad_test_respond(test, env, 0x43, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, mad_test_state(bufs[3]), IB_MAD_SEND_QUEUED);
+
+	/* Cancelled on the backlog: completes from the work, never sent. */
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(bufs[3], 0), 0);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, mad_test_state(bufs[3]), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, env->posts, 4);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKLOG), 0);
+	KUNIT_EXPECT_EQ(test, env->priv->fc_active, 2);
+
+	/* Cancelling the two on the wire frees both slots. */
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(bufs[1], 0), 0);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(bufs[2], 0), 0);
+	KUNIT_EXPECT_EQ(test, env->priv->fc_active, 0);
+	mad_test_wire_done(bufs[1], IB_WC_SUCCESS);
+	mad_test_wire_done(bufs[2], IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 5);
+	for (i = 0; i < ARRAY_SIZE(bufs); i++)
+		ib_free_send_mad(bufs[i]);
+	ib_free_send_mad(plain);
+}
+
+/*
+ * A request whose whole deadline (timeout_ms for each try) passes on the
+ * backlog completes with a timeout, unsent, and counts as dropped; one
+ * whose timeout ib_modify_mad() extends keeps waiting.
+ */
+static void mad_test_fc_backlog_deadline(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *busy, *late, *kept;
+	unsigned long flags;
+
+	env->priv->fc_max = 1;
+	busy = mad_test_send(test, env, 0x60, 10000, 0);
+	late = mad_test_send(test, env, 0x61, 10, 1);
+	kept = mad_test_send(test, env, 0x62, 10, 1);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(busy, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(late, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(kept, NULL), 0);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(kept, 10000), 0);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, mad_test_state(late), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	KUNIT_EXPECT_EQ(test, late->retries, 0);
+	KUNIT_EXPECT_EQ(test, mad_test_state(kept), IB_MAD_SEND_QUEUED);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_DROPPED), 1);
+
+	/* Unregistration cancels the backlog without sending it. */
+	spin_lock_irqsave(&env->priv->lock, flags);
+	env->priv->dying = true;
+	spin_unlock_irqrestore(&env->priv->lock, flags);
+	ib_mad_agent_flush_sends(env->priv);
+	KUNIT_EXPECT_EQ(test, mad_test_state(kept), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	mad_test_wire_done(busy, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 3);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKLOG), 0);
+	ib_free_send_mad(busy);
+	ib_free_send_mad(late);
+	ib_free_send_mad(kept);
+}
+
+/*
+ * The wait after each try of a flow-controlled request doubles with the
+ * retries used, up to 2^IB_MAD_FC_BACKOFF_MAX times, and never reaches
+ * past the request's total deadline; other sends wait their timeout.
+ */
+static void mad_test_fc_backoff(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 0x70, 100, 0);
+	struct ib_mad_send_wr_private *wr = ib_mad_send_wr(buf);
+	unsigned int ms;
+
+	wr->fc = true;
+	wr->deadline = jiffies + msecs_to_jiffies(100000);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKOFF), 0);
+	buf->retries = 1;
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 200);
+	buf->retries = 3;
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 800);
+	buf->retries = 20;
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr),
+			100 << IB_MAD_FC_BACKOFF_MAX);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKOFF), 3);
+
+	/* Capped by what is left of the deadline, never below the timeout. */
+	wr->deadline = jiffies + msecs_to_jiffies(300);
+	buf->retries = 3;
+	ms = ib_mad_send_resp_wait_ms(wr);
+	KUNIT_EXPECT_LE(test, ms, 300);
+	KUNIT_EXPECT_GT(test, ms, 200);
+	wr->deadline = jiffies - 1;
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
+
+	wr->fc = false;
+	wr->deadline = jiffies + msecs_to_jiffies(100000);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
+	buf->retries = 0;
+	ib_free_send_mad(buf);
+}
+
+/*
+ * Retries of a flow-controlled request back off, so fewer of them fit in
+ * the deadline than the caller allowed, and the last ends by the deadline.
+ */
+static void mad_test_fc_retries(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 0x71, 20, 6);
+	unsigned long end;
+	int tries = 1, i;
+
+	env->priv->fc_max = 4;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	end = ib_mad_send_wr(buf)->deadline;
+	KUNIT_EXPECT_TRUE(test, ib_mad_send_wr(buf)->fc);
+	for (i = 0; i < 400 && !env->sends_done; i++) {
+		if (env->posts == tries) {
+			mad_test_wire_done(buf, IB_WC_SUCCESS);
+			tries++;
+		}
+		msleep(5);
+		flush_delayed_work(&env->priv->timed_work);
+	}
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	KUNIT_EXPECT_LT(test, buf->retries, 6);
+	KUNIT_EXPECT_GE(test, buf->retries, 1);
+	KUNIT_EXPECT_GT(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKOFF), 0);
+	/* Done by the deadline, give or take the work's own latency. */
+	KUNIT_EXPECT_TRUE(test,
+			  time_before(jiffies, end + msecs_to_jiffies(100)));
+	ib_free_send_mad(buf);
+}
+
 static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_header_helpers),
 	KUNIT_CASE_PARAM(mad_test_recv_validate, mad_test_validate_gen_params),
@@ -1645,6 +1891,11 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_send_opa_dr_smp),
 	KUNIT_CASE(mad_test_qp_overflow),
 	KUNIT_CASE(mad_test_qp_send_error),
+	KUNIT_CASE_PARAM(mad_test_fc_request, mad_test_fc_gen_params),
+	KUNIT_CASE(mad_test_fc_backlog),
+	KUNIT_CASE(mad_test_fc_backlog_deadline),
+	KUNIT_CASE(mad_test_fc_backoff),
+	KUNIT_CASE(mad_test_fc_retries),
 	{}
 };
 

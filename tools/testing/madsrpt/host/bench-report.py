@@ -19,7 +19,8 @@ import statistics
 import sys
 
 # Metrics where less is better.
-COSTS = ("us/IO", "ns/exchange")
+COSTS = ("us/IO", "ns/exchange", "retries/s", "timeouts/s",
+         "queued")
 # The rxe figure that bounds each family of figures.
 CEILINGS = {"mad-rr": "rxe-ud-256", "kmad-": "rxe-ud-256",
             "srp-": "rxe-rc-write-64k"}

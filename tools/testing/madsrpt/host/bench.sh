@@ -31,6 +31,7 @@ all=(
 	"kmad-16-bg10|kmad 16 10"
 	"kmad-16-bg1000|kmad 16 1000"
 	"kmad-16-bg100000|kmad 16 100000"
+	"overload-500|overload 500 2000 500 3"
 	"srp-randread-4k|srp randread 4k 32"
 	"srp-randwrite-4k|srp randwrite 4k 32"
 	"srp-read-128k|srp read 128k 8"
@@ -66,11 +67,7 @@ mkdir -p "$out/logs"
 # The in-kernel benchmark agent, built out of tree against each kernel;
 # the guest finds it by its kernel release.
 for k in ours upstream; do
-	kdir=$out/kmod/$(cat "$MS_BUILD/$k/kernelrelease")
-	mkdir -p "$kdir"
-	cp "$MS_HARNESS"/kmod/Kbuild "$MS_HARNESS"/kmod/*.c "$kdir/"
-	make -s -C "$MS_BUILD/$k" M="$kdir" modules ||
-		ms_die "cannot build kmod/ against the $k kernel"
+	ms_build_kmod "$k" || ms_die "cannot build kmod/ against the $k kernel"
 done
 csv=$out/results.csv
 echo "figure,kernel,rep,metric,value,unit" >"$csv"

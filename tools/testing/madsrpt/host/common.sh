@@ -298,6 +298,19 @@ ms_verdict() {
 	fi
 }
 
+# ms_build_kmod K: build kmod/ (the in-kernel benchmark agent) out of tree
+# against kernel K (ours or upstream, already built) into
+# build/bench/kmod/<its kernel release>/, where the guest scripts look for
+# it.  Fails when it does not build.
+ms_build_kmod() {
+	local kdir
+
+	kdir=$MS_BUILD/bench/kmod/$(cat "$MS_BUILD/$1/kernelrelease")
+	mkdir -p "$kdir"
+	cp "$MS_HARNESS"/kmod/Kbuild "$MS_HARNESS"/kmod/*.c "$kdir/"
+	make -s -C "$MS_BUILD/$1" M="$kdir" modules
+}
+
 # ms_rmpp_pair N SRV CLI PORT [ARGS...]: TAP point N, one RMPP run between
 # two VMs joined by a wire on PORT: a VM of kernel SRV (ours or upstream)
 # serves (guest/roles/rmpp-serve.sh ARGS), a VM of kernel CLI sends the

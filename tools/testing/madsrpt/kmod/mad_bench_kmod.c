@@ -25,6 +25,19 @@
  *
  * and loads (so a script can read the line and unload it) only if every
  * exchange was answered.
+ *
+ * With @overload > 0 it plays an overloaded responder instead, as an SA
+ * under a query storm: the requests are SA GETs with @timeout_ms and
+ * @retries, the requester keeps @window of them outstanding (a new TID for
+ * each, whatever became of the last), and the responder queues what it
+ * receives and answers only @overload of them per second, oldest first.
+ * The line then reads
+ *
+ *   mad_bench_kmod overload=R window=W timeout_ms=T retries=N seconds=S
+ *   answered=A timeouts=X retries_sent=Y queued_max=Q goodput=G
+ *
+ * and the module loads whenever the run finished, since timeouts are what
+ * is being measured.
  */
 
 #include <linux/completion.h>
@@ -34,6 +47,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_sa.h>
 #include <rdma/ib_verbs.h>
 
 #define BENCH_CLASS		0x32
@@ -41,6 +55,9 @@
 #define BENCH_TIMEOUT_MS	2000
 #define BENCH_WARMUP_MS		1000
 #define BENCH_NO_QPN		0xabcde
+#define BENCH_SA_ATTR		cpu_to_be16(0x0011)	/* NodeRecord */
+#define BENCH_TICK_MS		10
+#define BENCH_QUEUE_MAX		65536
 
 static char *bench_dev = "rxe-veth0";
 module_param_named(dev, bench_dev, charp, 0444);
@@ -58,7 +75,29 @@ static unsigned int seconds = 10;
 module_param(seconds, uint, 0444);
 MODULE_PARM_DESC(seconds, "measured time, after one second of warm-up");
 
+static unsigned int overload;
+module_param(overload, uint, 0444);
+MODULE_PARM_DESC(overload, "answer at most this many requests per second (0: all at once)");
+
+static unsigned int timeout_ms = BENCH_TIMEOUT_MS;
+module_param(timeout_ms, uint, 0444);
+MODULE_PARM_DESC(timeout_ms, "response timeout of each request");
+
+static unsigned int retries;
+module_param(retries, uint, 0444);
+MODULE_PARM_DESC(retries, "retries of each request");
+
 static const u8 bench_oui[3] = { 0x00, 0x14, 0x05 };
+
+/**
+ * struct mad_bench_req - a request the overloaded responder has not answered
+ * @node: link on mad_bench.queue
+ * @recv_wc: the request
+ */
+struct mad_bench_req {
+	struct list_head node;
+	struct ib_mad_recv_wc *recv_wc;
+};
 
 /**
  * struct mad_bench - one run
@@ -73,9 +112,16 @@ static const u8 bench_oui[3] = { 0x00, 0x14, 0x05 };
  * @answered: exchanges answered between @start and @end
  * @timeouts: exchanges that failed between @start and @end
  * @errors: responses or reposts that could not be sent
+ * @retries_sent: retries of the exchanges that ended between @start and @end
  * @live: buffers not yet returned by their last send handler call
  * @all_back: completed when @live drops to 0
  * @first_back: completed when the first exchange to the responder did
+ * @lock: protects @queue, @queued and @queued_max (overload mode)
+ * @queue: requests the responder received and has not answered yet
+ * @queued: number of them
+ * @queued_max: most ever queued
+ * @budget: answers due at the next tick, in 1/1000 of an answer
+ * @tick: answers @overload requests per second from @queue
  */
 struct mad_bench {
 	struct ib_device *dev;
@@ -89,9 +135,18 @@ struct mad_bench {
 	atomic_long_t answered;
 	atomic_long_t timeouts;
 	atomic_long_t errors;
+	atomic_long_t retries_sent;
 	atomic_t live;
 	struct completion all_back;
 	struct completion first_back;
+
+	/* protects the responder's queue in overload mode */
+	spinlock_t lock;
+	struct list_head queue;
+	unsigned int queued;
+	unsigned int queued_max;
+	unsigned int budget;
+	struct delayed_work tick;
 };
 
 static void mad_bench_put_buf(struct mad_bench *b, struct ib_mad_send_buf *buf)
@@ -108,6 +163,8 @@ static int mad_bench_post_get(struct mad_bench *b, struct ib_mad_send_buf *buf)
 
 	hdr->tid = cpu_to_be64(((u64)b->req->hi_tid << 32) |
 			       (u32)atomic_inc_return(&b->next_tid));
+	if (!buf->context[0])
+		buf->retries = retries;
 	return ib_post_send_mad(buf, NULL);
 }
 
@@ -124,11 +181,17 @@ static struct ib_mad_send_buf *mad_bench_new_get(struct mad_bench *b, u32 qpn,
 		return buf;
 	mad = buf->mad;
 	mad->mad_hdr.base_version = IB_MGMT_BASE_VERSION;
-	mad->mad_hdr.mgmt_class = BENCH_CLASS;
-	mad->mad_hdr.class_version = 1;
 	mad->mad_hdr.method = IB_MGMT_METHOD_GET;
-	mad->mad_hdr.attr_id = BENCH_ATTR;
-	memcpy(mad->oui, bench_oui, sizeof(bench_oui));
+	if (overload) {
+		mad->mad_hdr.mgmt_class = IB_MGMT_CLASS_SUBN_ADM;
+		mad->mad_hdr.class_version = IB_SA_CLASS_VERSION;
+		mad->mad_hdr.attr_id = BENCH_SA_ATTR;
+	} else {
+		mad->mad_hdr.mgmt_class = BENCH_CLASS;
+		mad->mad_hdr.class_version = 1;
+		mad->mad_hdr.attr_id = BENCH_ATTR;
+		memcpy(mad->oui, bench_oui, sizeof(bench_oui));
+	}
 	buf->ah = b->ah;
 	/* context[0] marks a background GET, which is never reposted. */
 	buf->context[0] = qpn == BENCH_NO_QPN ? b : NULL;
@@ -152,6 +215,7 @@ static void mad_bench_req_send(struct ib_mad_agent *agent,
 			atomic_long_inc(&b->answered);
 		else
 			atomic_long_inc(&b->timeouts);
+		atomic_long_add(wc->send_buf->retries, &b->retries_sent);
 	}
 	if (READ_ONCE(b->stop) || wc->send_buf->context[0]) {
 		mad_bench_put_buf(b, wc->send_buf);
@@ -170,16 +234,13 @@ static void mad_bench_req_recv(struct ib_mad_agent *agent,
 	ib_free_recv_mad(recv_wc);
 }
 
-/* The responder answers every GET with a GET_RESP carrying its bytes. */
-static void mad_bench_resp_recv(struct ib_mad_agent *agent,
-				struct ib_mad_send_buf *send_buf,
-				struct ib_mad_recv_wc *recv_wc)
+/* Answer a GET with a GET_RESP carrying its bytes, and free it. */
+static void mad_bench_answer(struct mad_bench *b,
+			     struct ib_mad_recv_wc *recv_wc)
 {
-	struct mad_bench *b = agent->context;
+	struct ib_mad_agent *agent = b->resp;
 	struct ib_mad_send_buf *rsp;
 
-	if (recv_wc->recv_buf.mad->mad_hdr.method != IB_MGMT_METHOD_GET)
-		goto out;
 	rsp = ib_create_send_mad(agent, recv_wc->wc->src_qp,
 				 recv_wc->wc->pkey_index, 0, IB_MGMT_VENDOR_HDR,
 				 IB_MGMT_MAD_SIZE - IB_MGMT_VENDOR_HDR,
@@ -197,6 +258,86 @@ static void mad_bench_resp_recv(struct ib_mad_agent *agent,
 	}
 out:
 	ib_free_recv_mad(recv_wc);
+}
+
+/*
+ * The responder's GETs: answered at once, or in overload mode queued for
+ * mad_bench_tick() (and dropped when the queue is full or the run over).
+ */
+static void mad_bench_resp_recv(struct ib_mad_agent *agent,
+				struct ib_mad_send_buf *send_buf,
+				struct ib_mad_recv_wc *recv_wc)
+{
+	struct mad_bench *b = agent->context;
+	struct mad_bench_req *req;
+	bool queued = false;
+
+	if (recv_wc->recv_buf.mad->mad_hdr.method != IB_MGMT_METHOD_GET) {
+		ib_free_recv_mad(recv_wc);
+		return;
+	}
+	if (!overload) {
+		mad_bench_answer(b, recv_wc);
+		return;
+	}
+	req = kmalloc(sizeof(*req), GFP_KERNEL);
+	if (!req) {
+		ib_free_recv_mad(recv_wc);
+		return;
+	}
+	req->recv_wc = recv_wc;
+	spin_lock_bh(&b->lock);
+	if (!b->stop && b->queued < BENCH_QUEUE_MAX) {
+		list_add_tail(&req->node, &b->queue);
+		b->queued++;
+		b->queued_max = max(b->queued_max, b->queued);
+		queued = true;
+	}
+	spin_unlock_bh(&b->lock);
+	if (!queued) {
+		kfree(req);
+		ib_free_recv_mad(recv_wc);
+	}
+}
+
+/* Take the oldest queued request, or NULL. */
+static struct ib_mad_recv_wc *mad_bench_dequeue(struct mad_bench *b)
+{
+	struct ib_mad_recv_wc *recv_wc = NULL;
+	struct mad_bench_req *req;
+
+	spin_lock_bh(&b->lock);
+	req = list_first_entry_or_null(&b->queue, struct mad_bench_req, node);
+	if (req) {
+		list_del(&req->node);
+		b->queued--;
+	}
+	spin_unlock_bh(&b->lock);
+	if (req) {
+		recv_wc = req->recv_wc;
+		kfree(req);
+	}
+	return recv_wc;
+}
+
+/* Every BENCH_TICK_MS: answer what @overload per second allows. */
+static void mad_bench_tick(struct work_struct *work)
+{
+	struct mad_bench *b = container_of(work, struct mad_bench, tick.work);
+	struct ib_mad_recv_wc *recv_wc;
+
+	b->budget += overload * BENCH_TICK_MS;
+	while (b->budget >= MSEC_PER_SEC) {
+		recv_wc = mad_bench_dequeue(b);
+		if (!recv_wc) {
+			b->budget = 0;	/* idle time is not saved up */
+			break;
+		}
+		b->budget -= MSEC_PER_SEC;
+		mad_bench_answer(b, recv_wc);
+	}
+	if (!READ_ONCE(b->stop))
+		schedule_delayed_work(&b->tick, msecs_to_jiffies(BENCH_TICK_MS));
 }
 
 static void mad_bench_resp_send(struct ib_mad_agent *agent,
@@ -242,11 +383,12 @@ static struct ib_ah *mad_bench_self_ah(struct mad_bench *b)
 static int mad_bench_agents(struct mad_bench *b)
 {
 	struct ib_mad_reg_req reg = {
-		.mgmt_class = BENCH_CLASS,
-		.mgmt_class_version = 1,
+		.mgmt_class = overload ? IB_MGMT_CLASS_SUBN_ADM : BENCH_CLASS,
+		.mgmt_class_version = overload ? IB_SA_CLASS_VERSION : 1,
 	};
 
-	memcpy(reg.oui, bench_oui, sizeof(bench_oui));
+	if (!overload)
+		memcpy(reg.oui, bench_oui, sizeof(bench_oui));
 	set_bit(IB_MGMT_METHOD_GET, reg.method_mask);
 	b->resp = ib_register_mad_agent(b->dev, 1, IB_QPT_GSI, &reg, 0,
 					mad_bench_resp_send,
@@ -291,11 +433,29 @@ static void mad_bench_report(struct mad_bench *b)
 	long answered = atomic_long_read(&b->answered);
 	u64 ns = (u64)seconds * NSEC_PER_SEC;
 
+	if (overload) {
+		pr_info("mad_bench_kmod overload=%u window=%u timeout_ms=%u retries=%u seconds=%u answered=%ld timeouts=%ld retries_sent=%ld queued_max=%u goodput=%ld\n",
+			overload, window, timeout_ms, retries, seconds,
+			answered, atomic_long_read(&b->timeouts),
+			atomic_long_read(&b->retries_sent), b->queued_max,
+			answered / seconds);
+		return;
+	}
+
 	pr_info("mad_bench_kmod window=%u background=%u seconds=%u answered=%ld timeouts=%ld errors=%ld rate=%llu ns_per_exchange=%llu\n",
 		window, background, seconds, answered,
 		atomic_long_read(&b->timeouts), atomic_long_read(&b->errors),
 		answered ? div64_u64((u64)answered * NSEC_PER_SEC, ns) : 0,
 		answered ? div64_u64(ns, answered) : 0);
+}
+
+/* The run is over: free what the responder never answered. */
+static void mad_bench_drop_queue(struct mad_bench *b)
+{
+	struct ib_mad_recv_wc *recv_wc;
+
+	while ((recv_wc = mad_bench_dequeue(b)))
+		ib_free_recv_mad(recv_wc);
 }
 
 static int mad_bench_run(struct mad_bench *b)
@@ -308,7 +468,9 @@ static int mad_bench_run(struct mad_bench *b)
 	ret = mad_bench_post_many(b, background, BENCH_NO_QPN, bg_timeout);
 	if (ret)
 		return ret;
-	ret = mad_bench_post_many(b, window, 1, BENCH_TIMEOUT_MS);
+	if (overload)
+		schedule_delayed_work(&b->tick, msecs_to_jiffies(BENCH_TICK_MS));
+	ret = mad_bench_post_many(b, window, 1, timeout_ms);
 	if (ret)
 		return ret;
 	if (!wait_for_completion_timeout(&b->first_back, 120 * HZ))
@@ -325,13 +487,16 @@ static int __init mad_bench_init(void)
 	struct mad_bench *b;
 	int ret;
 
-	if (!window || !seconds)
+	if (!window || !seconds || !timeout_ms)
 		return -EINVAL;
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
 	init_completion(&b->all_back);
 	init_completion(&b->first_back);
+	spin_lock_init(&b->lock);
+	INIT_LIST_HEAD(&b->queue);
+	INIT_DELAYED_WORK(&b->tick, mad_bench_tick);
 	atomic_set(&b->live, 1);	/* the run's own, dropped at the end */
 	b->dev = ib_device_get_by_name(bench_dev, RDMA_DRIVER_UNKNOWN);
 	if (!b->dev) {
@@ -348,19 +513,23 @@ static int __init mad_bench_init(void)
 	}
 
 	ret = mad_bench_run(b);
+	spin_lock_bh(&b->lock);
 	WRITE_ONCE(b->stop, true);
+	spin_unlock_bh(&b->lock);
+	cancel_delayed_work_sync(&b->tick);
 	/* Unregistering cancels the background GETs and waits for handlers. */
 	ib_unregister_mad_agent(b->req);
 	if (atomic_dec_and_test(&b->live))
 		complete(&b->all_back);
 	wait_for_completion(&b->all_back);
+	mad_bench_drop_queue(b);
 	ib_unregister_mad_agent(b->resp);
 	rdma_destroy_ah(b->ah, RDMA_DESTROY_AH_SLEEPABLE);
 	ib_device_put(b->dev);
 	mad_bench_report(b);
-	if (!ret && (!atomic_long_read(&b->answered) ||
-		     atomic_long_read(&b->timeouts) ||
-		     atomic_long_read(&b->errors)))
+	if (!ret && !overload && (!atomic_long_read(&b->answered) ||
+				  atomic_long_read(&b->timeouts) ||
+				  atomic_long_read(&b->errors)))
 		ret = -EIO;
 	kfree(b);
 	return ret;

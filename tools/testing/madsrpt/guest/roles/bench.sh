@@ -12,6 +12,10 @@
 #                                        the same between two in-kernel agents
 #                                        (kmod/mad_bench_kmod.c), BACKGROUND
 #                                        more GETs outstanding to nobody
+#   bench.sh SECONDS overload RATE WINDOW TIMEOUT_MS RETRIES
+#                                        an overloaded responder: the same
+#                                        module answers only RATE SA GETs per
+#                                        second while WINDOW are outstanding
 #   bench.sh SECONDS srp RW BS DEPTH     fio through ib_srp to ib_srpt on a
 #                                        tmpfs fileio LUN, O_DIRECT
 #   bench.sh SECONDS cm-connect N        RDMA/CM connections set up by cmtime
@@ -70,6 +74,31 @@ bench_kmad() {
 	[ -n "$rate" ] && [ -n "$ns" ] || return 1
 	bench_line "kmad-$win-bg$bg" "${rate#*=}" exchanges/s
 	bench_line "kmad-$win-bg$bg-ns" "${ns#*=}" ns/exchange
+}
+
+bench_overload() {
+	local rate=$1 win=$2 tmo=$3 retries=$4 ko out v name=overload-$1
+
+	ko=$MS_TOP/build/bench/kmod/$(uname -r)/mad_bench_kmod.ko
+	[ -f "$ko" ] || { echo "# no $ko"; return 1; }
+	ms_rxe_veth veth0 $addr/24 || return 1
+	dmesg -C
+	insmod "$ko" dev=$dev overload="$rate" window="$win" \
+		timeout_ms="$tmo" retries="$retries" seconds="$secs" ||
+		{ dmesg | grep mad_bench_kmod | sed 's/^/# /'; return 1; }
+	out=$(dmesg | grep -o 'mad_bench_kmod overload=.*')
+	echo "# $out"
+	rmmod mad_bench_kmod
+	[ -f /sys/kernel/debug/ib_mad/$dev-1/stats ] &&
+		grep '^fc_' /sys/kernel/debug/ib_mad/$dev-1/stats | sed 's/^/# /'
+	v=$(grep -o ' goodput=[0-9]*' <<<"$out") || return 1
+	bench_line "$name-goodput" "${v#*=}" answered/s
+	v=$(grep -o ' retries_sent=[0-9]*' <<<"$out") || return 1
+	bench_line "$name-retries" $((${v#*=} / secs)) retries/s
+	v=$(grep -o ' timeouts=[0-9]*' <<<"$out") || return 1
+	bench_line "$name-timeouts" $((${v#*=} / secs)) timeouts/s
+	v=$(grep -o ' queued_max=[0-9]*' <<<"$out") || return 1
+	bench_line "$name-queue-peak" "${v#*=}" queued
 }
 
 bench_srp() {
@@ -160,6 +189,7 @@ bench_rxe() {
 case "$figure" in
 mad-rr) bench_mad_rr "$@" ;;
 kmad) bench_kmad "$@" ;;
+overload) bench_overload "$@" ;;
 srp) bench_srp "$@" ;;
 cm-connect) bench_cm_connect "$@" ;;
 rxe-ud) bench_rxe ud ;;
