@@ -1843,7 +1843,7 @@ static void mad_test_fc_retries(struct kunit *test)
 			mad_test_wire_done(buf, IB_WC_SUCCESS);
 			tries++;
 		}
-		msleep(5);
+		usleep_range(5000, 6000);
 		flush_delayed_work(&env->priv->timed_work);
 	}
 	KUNIT_EXPECT_EQ(test, env->sends_done, 1);

@@ -325,6 +325,15 @@ static struct ibdevsim_port *ibdevsim_cable_xmit(struct ibdevsim_port *out,
 	return in;
 }
 
+/* An RC request goes only to an RC QP, a datagram never does. */
+static bool ibdevsim_qp_takes(const struct ibdevsim_qp *qp,
+			      const struct ibdevsim_pkt *pkt)
+{
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		return pkt->rc;
+	return !pkt->rc;
+}
+
 /* An HCA port takes a packet: find the QP and hand it over. */
 static void ibdevsim_hca_recv(struct ibdevsim_port *in, struct ibdevsim_pkt *pkt)
 {
@@ -349,9 +358,7 @@ static void ibdevsim_hca_recv(struct ibdevsim_port *in, struct ibdevsim_pkt *pkt
 			qp = xa_load(&hca->qps, pkt->dest_qpn);
 		else
 			qp = NULL;
-		/* An RC request only to an RC QP, a datagram never. */
-		if (qp && (qp->port != in->num ||
-			   !pkt->rc != (qp->ibqp.qp_type != IB_QPT_RC)))
+		if (qp && (qp->port != in->num || !ibdevsim_qp_takes(qp, pkt)))
 			qp = NULL;
 		pkey_index = ibdevsim_pkey_find(in->pkeys,
 						IBDEVSIM_PKEY_TBL_LEN,
