@@ -12,7 +12,7 @@
 # growth, ib_srpt unloads and target_core_mod's count is back.  The kernel
 # of `make check-debug` adds kmemleak's scan at the end of the run.
 #
-# Runs on the host so that it can pick the number of cycles: 3 of each
+# Runs on the host so that it can pick the number of cycles: 2 of each
 # kind under make check, 50 under make soak (MS_SOAK=1); MS_CYCLES
 # overrides both.  MS_LIFECYCLE_KINDS="module link ..." runs only those
 # kinds (a 50-cycle soak of all five takes about three hours under TCG;
@@ -32,7 +32,7 @@ if [ -n "${MS_CYCLES:-}" ]; then
 elif [ -n "${MS_SOAK:-}" ]; then
 	cycles=50
 else
-	cycles=3
+	cycles=2
 fi
 kinds=${MS_LIFECYCLE_KINDS:-module link enable acl lun}
 nkinds=$(wc -w <<<"$kinds")
