@@ -333,3 +333,119 @@ ms_ibsim_opensm() {
 ms_ibsim_sm_up() {
 	grep -q "SUBNET UP" /tmp/opensm.log
 }
+
+# ms_ibsim_knob VALUE NAME PORT...: write VALUE to ibdevsim's fault knob
+# NAME of each PORT (nodeN/portM under /sys/kernel/debug/ibdevsim).
+ms_ibsim_knob() {
+	local v=$1 k=$2 p
+
+	shift 2
+	for p in "$@"; do
+		echo "$v" >"/sys/kernel/debug/ibdevsim/$p/$k" || return 1
+	done
+}
+
+# ms_fio_verify DEV ARGS...: fio writes /dev/DEV and verifies it with
+# crc32c, ARGS adding to or overriding the defaults.
+ms_fio_verify() {
+	local d=$1
+	shift
+	fio --name=v --filename=/dev/$d --ioengine=libaio --iodepth=8 \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --end_fsync=1 \
+		--eta=never "$@"
+}
+
+# ms_mp_conf: /etc/multipath.conf for SRP logins to LIO LUNs: every path
+# of a LUN in one round-robin group, checked with TUR every 2 s, and I/O
+# queued for 30 checks when no path is left.
+ms_mp_conf() {
+	mkdir -p /etc/multipath
+	cat >/etc/multipath.conf <<-EOC
+	defaults {
+		user_friendly_names no
+		find_multipaths no
+		polling_interval 2
+		detect_prio no
+		detect_checker no
+	}
+	devices {
+		device {
+			vendor "LIO-ORG"
+			product ".*"
+			hardware_handler "0"
+			path_grouping_policy multibus
+			path_selector "round-robin 0"
+			prio const
+			path_checker tur
+			no_path_retry 30
+		}
+	}
+	EOC
+}
+
+# ms_mp_map DISK: the multipath map (dm-N) on top of DISK.
+ms_mp_map() {
+	local m
+	for m in /sys/block/dm-*; do
+		[ -e "$m/slaves/$1" ] && grep -q ^mpath- $m/dm/uuid &&
+			basename $m && return 0
+	done
+	return 1
+}
+
+# ms_mp_paths MAP N: MAP has N paths, all active.
+ms_mp_paths() {
+	local st
+	[ "$(ls /sys/block/$1/slaves | wc -l)" = "$2" ] || return 1
+	st=$(dmsetup status --target multipath "$(cat /sys/block/$1/dm/name)") ||
+		return 1
+	[ "$(grep -oE '[0-9]+:[0-9]+ A' <<<"$st" | wc -l)" = "$2" ] &&
+	! grep -qE '[0-9]+:[0-9]+ F' <<<"$st"
+}
+
+# ms_mp_start: udevd, the multipath modules and multipathd (its log in
+# /tmp/multipathd.log), with ms_mp_conf's configuration written first.
+ms_mp_start() {
+	/lib/systemd/systemd-udevd --daemon &&
+	udevadm trigger --action=add --subsystem-match=block &&
+	udevadm settle -t 30 &&
+	modprobe dm-multipath && modprobe dm-round-robin || return 1
+	multipathd -d -s -v3 >/tmp/multipathd.log 2>&1 &
+	ms_wait 30 multipathd show status
+}
+
+# ms_mp_debug: what multipath sees, for failures.
+ms_mp_debug() {
+	local d
+	multipath -ll
+	multipathd show paths
+	dmsetup table
+	dmsetup status
+	for d in $(ms_srp_disks); do
+		echo "$d: $(udevadm info -q property -n $d | grep -E 'ID_SERIAL=|DM_MULTIPATH|SYSTEMD_READY')"
+	done
+	tail -n 40 /tmp/multipathd.log
+}
+
+# ms_mp_io MAP: fio verify runs on MAP in a loop until /tmp/mp-run goes
+# away; the loop's status is the first failing run's.
+ms_mp_io() {
+	local n=0
+	while [ -e /tmp/mp-run ]; do
+		n=$((n + 1))
+		ms_fio_verify $1 --size=16M --bs=64k --rw=randwrite --direct=1 \
+			--iodepth=16 --randseed=$n >/tmp/mp-fio.log 2>&1 ||
+			{ echo "fio run $n failed"; cat /tmp/mp-fio.log; return 1; }
+	done
+	echo "$n fio runs passed"
+}
+
+# ms_mp_stop: flush the maps, stop multipathd and udevd.  A path that just
+# came back makes udev probe the map; the flush waits until nothing holds
+# it any more (on a slow host that takes a while).
+ms_mp_stop() {
+	udevadm settle --timeout=60
+	ms_wait 60 multipath -F && multipathd shutdown &&
+	ms_wait 30 sh -c "! pidof multipathd" &&
+	udevadm control --exit
+}

@@ -61,21 +61,12 @@ dm_ioc() {
 	grep -q "I/O controllers found: 1" <<<"$out"
 }
 
-# knob VALUE NAME PORT...: write VALUE to knob NAME of each PORT.
-knob() {
-	local v=$1 k=$2 p
-
-	shift 2
-	for p in "$@"; do
-		echo "$v" >"$dbg/$p/$k" || return 1
-	done
-}
 
 # The cables HCA 1 port 1 - switch port 1 (the SM's) and HCA 2 port 1 -
 # switch port 3, both directions.
 lossy="node1/port1 node10/port1 node2/port1 node10/port3"
-knob 2 classes $lossy
-knob 100 drop $lossy
+ms_ibsim_knob 2 classes $lossy
+ms_ibsim_knob 100 drop $lossy
 
 retries() {
 	awk '$1 == "retries" { print $2 }' /sys/kernel/debug/ib_mad/ibdevsim0-1/stats 2>/dev/null
@@ -123,18 +114,18 @@ dropped() {
 nd=$(dropped)
 for p in $lossy; do echo "# $p dropped $(cat $dbg/$p/dropped)"; done
 tap_check "the drop counters show $nd MADs dropped" test "$nd" -gt 0
-knob 0 drop $lossy
+ms_ibsim_knob 0 drop $lossy
 
-knob 1000 duplicate node2/port1
+ms_ibsim_knob 1000 duplicate node2/port1
 dup_ok() {
 	dm_ioc ibdevsim0 1 ibdevsim1 1 -r 0 &&
 	[ "$(cat $dbg/node2/port1/duplicated)" -gt 0 ]
 }
 tap_check "every QP1 MAD of a cable duplicated: still answered, counted" dup_ok
-knob 0 duplicate node2/port1
+ms_ibsim_knob 0 duplicate node2/port1
 
-knob 1000 delay node10/port3
-knob 300 delay_ms node10/port3
+ms_ibsim_knob 1000 delay node10/port3
+ms_ibsim_knob 300 delay_ms node10/port3
 delay_ok() {
 	local t0=$SECONDS
 
@@ -144,7 +135,7 @@ delay_ok() {
 }
 tap_check "every QP1 MAD to ibdevsim1 delayed 300 ms: still answered, counted" \
 	delay_ok
-knob 0 delay node10/port3
+ms_ibsim_knob 0 delay node10/port3
 
 pulled() {
 	local s

@@ -6,13 +6,15 @@
 # port 1 logs in with the line srp_daemon would print (id_ext, ioc_guid,
 # dgid, pkey, service_id): the SA gives the path, IB CM connects the RC
 # QPs through the switch, SRP IUs move by SEND and data by RDMA WRITE and
-# READ.  4 MiB written with O_DIRECT read back identical; logout and
-# teardown.
+# READ.  4 MiB written with O_DIRECT read back identical; logout; a
+# second login ended by DREQs that cross (the target disables its TPG as
+# the initiator logs out, with QP1 delayed 1 s): the target answers the
+# initiator's DREQ with a DREP; teardown.
 # timeout: 400
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 10
+tap_plan 12
 
 g0=0002c90300001000
 tgid=fe800000000000000002c90300002001
@@ -60,6 +62,49 @@ mixed() {
 tap_check "4 KiB writes and 512-byte reads at an offset" mixed
 
 tap_check "ib_srp logs out" ms_srp_logout
+
+# Crossing DREQs: every QP1 MAD on the initiator's cable (both ends) held
+# back 1 s, then the target disables its TPG (ib_srpt sends a DREQ on each
+# channel) while ib_srp logs out (it sends its own).  Each side receives
+# the other's DREQ while waiting for a DREP.  ib_srpt must answer with a
+# DREP rather than leave the initiator's DREQ unanswered and its channel
+# waiting for ever (upstream 6.12 does not answer: its TPG disable hangs).
+cm() {
+	cat /sys/class/infiniband/$1/ports/1/cm_$2_msgs/$3
+}
+drep_sent() {
+	[ "$(cm ibdevsim1 tx drep)" -gt "$drep0" ]
+}
+cross() {
+	local tpg=/sys/kernel/config/target/srpt/$wwn/tpgt_1 p rc=0
+	local cable="node1/port1 node10/port1"
+	local rx0 rxi0 drep0 rx1 rxi1 drep1 t0=$SECONDS
+
+	ms_ibsim_knob 2 classes $cable && ms_ibsim_knob 1000 delay_ms $cable &&
+	ms_ibsim_knob 1000 delay $cable || return 1
+	rx0=$(cm ibdevsim1 rx dreq) rxi0=$(cm ibdevsim0 rx dreq)
+	drep0=$(cm ibdevsim1 tx drep)
+	timeout 60 sh -c "echo 0 >$tpg/enable" &
+	p=$!
+	ms_srp_logout || rc=1
+	wait $p || { echo "TPG disable: exit $?"; rc=1; }
+	# The DREPs are delayed too.
+	ms_wait 10 drep_sent
+	sleep 2
+	rx1=$(cm ibdevsim1 rx dreq) rxi1=$(cm ibdevsim0 rx dreq)
+	drep1=$(cm ibdevsim1 tx drep)
+	ms_ibsim_knob 0 delay $cable
+	ms_ibsim_knob 7 classes $cable
+	echo "both done in $((SECONDS - t0)) s; DREQs received: target" \
+	     "$rx0 -> $rx1, initiator $rxi0 -> $rxi1; DREPs sent by the" \
+	     "target $drep0 -> $drep1"
+	[ $rc = 0 ] && [ "$rx1" -gt "$rx0" ] && [ "$rxi1" -gt "$rxi0" ] &&
+	[ $((drep1 - drep0)) -ge $((rx1 - rx0)) ] &&
+	echo 1 >$tpg/enable
+}
+tap_check "login again" login
+tap_check "crossing DREQs (TPG disabled as ib_srp logs out): the target sends a DREP" \
+	cross
 kill "$ms_sm_pid"
 wait "$ms_sm_pid" 2>/dev/null
 tap_check "target torn down" ms_srpt_teardown $wwn
