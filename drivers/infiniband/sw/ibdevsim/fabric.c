@@ -348,6 +348,13 @@ static void ibdevsim_hca_recv(struct ibdevsim_port *in, struct ibdevsim_pkt *pkt
 			qp = NULL;
 		if (!qp)
 			in->cnt.vl15_dropped++;
+	} else if (ibdevsim_lid_is_mcast(pkt->dlid)) {
+		/* Multicast: a UD datagram to QP 0xffffff, or nothing. */
+		qp = NULL;
+		if (!pkt->rc && pkt->dest_qpn == IBDEVSIM_MCAST_QPN)
+			ibdevsim_mcast_recv_locked(in, pkt);
+		else
+			in->cnt.rcv_errors++;
 	} else if (!ibdevsim_port_owns_lid(in, pkt->dlid)) {
 		qp = NULL;
 		in->cnt.rcv_errors++;
@@ -399,6 +406,62 @@ static struct ibdevsim_port *ibdevsim_switch_lid_route(struct ibdevsim_port *in,
 	return &node->ports[out];
 }
 
+/**
+ * struct ibdevsim_walk - the packets of one walk through the fabric
+ * @queue: copies a switch made of a multicast packet, each to cross the
+ *	   cable of its @via port
+ * @copies: copies made so far, at most %IBDEVSIM_MCAST_MAX_COPIES (a bad
+ *	    MFT may loop; the hop limit ends each copy, this ends the walk)
+ */
+struct ibdevsim_walk {
+	struct list_head queue;
+	u32 copies;
+};
+
+/*
+ * Replicate a multicast packet at a switch by its MFT: a copy for every
+ * member port but the first, which takes the packet itself (returned; NULL
+ * and the packet freed when no port is a member).
+ */
+static struct ibdevsim_port *ibdevsim_switch_mcast(struct ibdevsim_port *in,
+						   struct ibdevsim_pkt *pkt,
+						   struct ibdevsim_walk *walk)
+{
+	struct ibdevsim_node *node = in->node;
+	struct ibdevsim_port *first = NULL;
+	struct ibdevsim_pkt *copy;
+	u64 ports;
+	int i;
+
+	/* An RC request to a multicast LID is invalid. */
+	ports = pkt->rc ? 0 :
+		ibdevsim_mft_lookup(node->sw->mft, IBDEVSIM_MFT_CAP,
+				    node->sw->mft_top, pkt->dlid, node->nports,
+				    in->num);
+	for (i = 1; i <= node->nports; i++) {
+		if (!(ports & BIT_ULL(i)))
+			continue;
+		if (!first) {
+			first = &node->ports[i];
+			continue;
+		}
+		copy = NULL;
+		if (walk->copies < IBDEVSIM_MCAST_MAX_COPIES)
+			copy = kmemdup(pkt, struct_size(pkt, data, pkt->len),
+				       GFP_ATOMIC);
+		if (!copy) {
+			node->ports[i].cnt.xmit_discards++;
+			continue;
+		}
+		walk->copies++;
+		copy->via = &node->ports[i];
+		list_add_tail(&copy->list, &walk->queue);
+	}
+	if (!first)
+		kfree(pkt);
+	return first;
+}
+
 /* The switch's SMA or PMA takes a packet; returns where its answer goes. */
 static struct ibdevsim_port *ibdevsim_switch_local(struct ibdevsim_port *in,
 						   struct ibdevsim_pkt **pktp)
@@ -429,10 +492,12 @@ static struct ibdevsim_port *ibdevsim_switch_local(struct ibdevsim_port *in,
 /*
  * A switch takes a packet on port @in.  Returns the port to send it out
  * of (*pktp may then be a new packet, the SMA's answer), or NULL when it
- * was consumed or dropped.
+ * was consumed or dropped.  Copies of a multicast packet for its other
+ * member ports go on @walk's queue.
  */
 static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
-						  struct ibdevsim_pkt **pktp)
+						  struct ibdevsim_pkt **pktp,
+						  struct ibdevsim_walk *walk)
 {
 	struct ibdevsim_pkt *pkt = *pktp;
 	struct ibdevsim_node *node = in->node;
@@ -461,6 +526,8 @@ static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
 			return NULL;
 		}
 	}
+	if (!pkt->vl15 && ibdevsim_lid_is_mcast(dlid))
+		return ibdevsim_switch_mcast(in, pkt, walk);
 	if ((pkt->vl15 && dlid == be16_to_cpu(IB_LID_PERMISSIVE)) ||
 	    ibdevsim_port_owns_lid(&node->ports[0], dlid))
 		return ibdevsim_switch_local(in, pktp);
@@ -474,24 +541,35 @@ static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
  * @pkt: the packet, which the fabric owns from now on
  *
  * The packet crosses @out's cable and is walked through the switches
- * until an HCA takes it or it is dropped or delayed.
+ * until an HCA takes it or it is dropped or delayed.  A multicast packet
+ * is copied at every switch for each member port of its MLID, and every
+ * copy walked in turn.
  *
  * Context: ibdevsim_fabric_lock held.
  */
 void ibdevsim_walk_locked(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
 {
+	struct ibdevsim_walk walk = { .queue = LIST_HEAD_INIT(walk.queue) };
 	struct ibdevsim_port *in;
 
 	lockdep_assert_held(&ibdevsim_fabric_lock);
-	while (out) {
-		in = ibdevsim_cable_xmit(out, pkt);
-		if (!in)
-			break;
-		if (in->node->type == IBDEVSIM_NODE_HCA) {
-			ibdevsim_hca_recv(in, pkt);
-			break;
+	for (;;) {
+		while (out) {
+			in = ibdevsim_cable_xmit(out, pkt);
+			if (!in)
+				break;
+			if (in->node->type == IBDEVSIM_NODE_HCA) {
+				ibdevsim_hca_recv(in, pkt);
+				break;
+			}
+			out = ibdevsim_switch_recv(in, &pkt, &walk);
 		}
-		out = ibdevsim_switch_recv(in, &pkt);
+		pkt = list_first_entry_or_null(&walk.queue, struct ibdevsim_pkt,
+					       list);
+		if (!pkt)
+			break;
+		list_del_init(&pkt->list);
+		out = pkt->via;
 	}
 }
 
@@ -501,7 +579,10 @@ void ibdevsim_walk_locked(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
  * @pkt: the packet, which the fabric owns from now on
  *
  * A packet for one of the port's own LIDs (a LID-routed SMP too) loops
- * back inside the HCA.
+ * back inside the HCA; a multicast datagram is delivered to the port's
+ * own members of the group (the sender too, if attached: IBTA lets a CA
+ * loop multicast back, and IPoIB drops its own packets) and goes out to
+ * the fabric as well.
  * Otherwise it crosses the cable and is walked through the switches
  * until an HCA takes it or it is dropped.
  *
@@ -512,6 +593,11 @@ void ibdevsim_xmit(struct ibdevsim_port *port, struct ibdevsim_pkt *pkt)
 	unsigned long flags;
 
 	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	/* The port's own members of a group get their copies first. */
+	if (!pkt->vl15 && !pkt->rc && ibdevsim_lid_is_mcast(pkt->dlid) &&
+	    pkt->dest_qpn == IBDEVSIM_MCAST_QPN &&
+	    port->st.state == IB_PORT_ACTIVE)
+		ibdevsim_mcast_recv_locked(port, pkt);
 	if (ibdevsim_port_owns_lid(port, pkt->dlid)) {
 		if (pkt->vl15 || port->st.state == IB_PORT_ACTIVE) {
 			ibdevsim_hca_recv(port, pkt);

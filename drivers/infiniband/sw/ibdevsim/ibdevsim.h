@@ -40,6 +40,11 @@
 #define IBDEVSIM_SW_DEVICE_ID		0x1dc1
 #define IBDEVSIM_DEFAULT_GID_PREFIX	0xfe80000000000000ULL
 #define IBDEVSIM_MCAST_LID_BASE		0xc000
+#define IBDEVSIM_MCAST_QPN		0xffffff
+#define IBDEVSIM_MAX_MCAST_GRP		128
+#define IBDEVSIM_MAX_MCAST_QP_ATTACH	16
+#define IBDEVSIM_MAX_MCAST_ATTACH	512
+#define IBDEVSIM_MCAST_MAX_COPIES	1024
 #define IBDEVSIM_SMP_LEN		sizeof(struct ib_smp)
 
 /* PortInfo values that never change in the simulator. */
@@ -300,18 +305,40 @@ struct ibdevsim_node {
 };
 
 /**
+ * struct ibdevsim_mcast_att - a QP attached to a multicast group
+ * @list: entry in the HCA's @mcast list
+ * @mgid: the group's MGID
+ * @mlid: the group's MLID
+ * @qp: the attached UD QP
+ * @refs: how many times @qp attached to the group and did not detach
+ *	  (the core counts every successful attach in the QP's usecnt)
+ */
+struct ibdevsim_mcast_att {
+	struct list_head list;
+	union ib_gid mgid;
+	u16 mlid;
+	struct ibdevsim_qp *qp;
+	u32 refs;
+};
+
+/**
  * struct ibdevsim_hca - a simulated host channel adapter
  * @ibdev: the RDMA core's device
  * @node: the fabric node
  * @qps: UD QPs by QP number; changes and lookups under
  *	 ibdevsim_fabric_lock
  * @qpn_next: the next QP number to try (under ibdevsim_fabric_lock)
+ * @mcast: the multicast attachments of the HCA's QPs (struct
+ *	   ibdevsim_mcast_att), under ibdevsim_fabric_lock
+ * @mcast_ngrps: the distinct MGIDs in @mcast (under ibdevsim_fabric_lock)
  */
 struct ibdevsim_hca {
 	struct ib_device ibdev;
 	struct ibdevsim_node *node;
 	struct xarray qps;
 	u32 qpn_next;
+	struct list_head mcast;
+	u32 mcast_ngrps;
 };
 
 static inline struct ibdevsim_hca *to_hca(struct ib_device *ibdev)
@@ -391,9 +418,12 @@ struct ibdevsim_ah {
  * @count: completions in the ring
  * @notify: armed with IB_CQ_NEXT_COMP or IB_CQ_SOLICITED, or 0
  * @overflow: a completion was lost because the ring was full
+ * @event_work: calls the completion handler for a CQ armed while it held
+ *		completions (hardware raises the event at once then)
  */
 struct ibdevsim_cq {
 	struct ib_cq ibcq;
+	struct work_struct event_work;
 	spinlock_t lock; /* the ring and notify state, see above */
 	struct ib_wc *wc;
 	u32 size;
@@ -578,6 +608,8 @@ struct ibdevsim_pkt *ibdevsim_switch_sma_locked(struct ibdevsim_port *in,
 /* verbs.c: the ib_device side of an HCA */
 int ibdevsim_hca_register(struct ibdevsim_node *node);
 void ibdevsim_hca_unregister(struct ibdevsim_node *node);
+void ibdevsim_mcast_recv_locked(struct ibdevsim_port *in,
+				const struct ibdevsim_pkt *pkt);
 void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
 				const struct ibdevsim_pkt *pkt,
 				u16 pkey_index, u8 port);
@@ -630,5 +662,31 @@ void ibdevsim_nodeinfo_encode(struct ib_node_info *ni, u8 node_type,
 			      u8 nports, u64 guid, u64 port_guid,
 			      u16 partition_cap, u16 device_id, u8 local_port);
 int ibdevsim_pkey_find(const u16 *pkeys, u32 len, u16 pkey);
+
+/**
+ * ibdevsim_lid_is_mcast() - whether a LID is a multicast LID
+ * @lid: the LID
+ *
+ * Return: true for 0xc000 to 0xfffe (0xffff is the permissive LID).
+ */
+static inline bool ibdevsim_lid_is_mcast(u16 lid)
+{
+	return lid >= IBDEVSIM_MCAST_LID_BASE && lid != 0xffff;
+}
+
+u64 ibdevsim_mft_lookup(const u16 (*mft)[IBDEVSIM_MFT_POSITIONS], u32 cap,
+			u16 top, u16 mlid, u8 nports, u8 in_port);
+int ibdevsim_mcast_attach_check(const struct list_head *atts, u32 ngrps,
+				const union ib_gid *mgid, u16 mlid,
+				const struct ibdevsim_qp *qp, bool ud,
+				struct ibdevsim_mcast_att **dup,
+				bool *new_grp);
+struct ibdevsim_mcast_att *
+ibdevsim_mcast_find(const struct list_head *atts, const union ib_gid *mgid,
+		    u16 mlid, const struct ibdevsim_qp *qp);
+bool ibdevsim_mcast_grp_used(const struct list_head *atts,
+			     const union ib_gid *mgid);
+bool ibdevsim_mcast_match(const struct ibdevsim_mcast_att *att, u16 dlid,
+			  const union ib_gid *dgid);
 
 #endif /* IBDEVSIM_H */

@@ -2,7 +2,8 @@
 /*
  * KUnit tests of ibdevsim's wire rules (wire.c): directed-route hop
  * processing at a switch, the LFT lookup, PortInfo and NodeInfo layouts
- * and the validation of a PortInfo Set; and of its fault knobs (fault.c):
+ * and the validation of a PortInfo Set, the MFT lookup and the rules of
+ * multicast attachments; and of its fault knobs (fault.c):
  * which packets they cover, what they decide for given random draws and
  * what the "link" knob accepts.
  */
@@ -298,6 +299,157 @@ static void link_parse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ibdevsim_link_parse("2", &up), -EINVAL);
 }
 
+static void mft_lookup(struct kunit *test)
+{
+	static u16 mft[4][IBDEVSIM_MFT_POSITIONS];
+
+	memset(mft, 0, sizeof(mft));
+	/* MLID 0xc000: ports 1, 3 and 8 (position 0). */
+	mft[0][0] = BIT(1) | BIT(3) | BIT(8);
+	/* MLID 0xc001: port 17 (position 1, bit 1) and 36 (position 2). */
+	mft[1][1] = BIT(1);
+	mft[1][2] = BIT(4);
+	/* MLID 0xc002: port 0 and a port beyond the switch's 8. */
+	mft[2][0] = BIT(0) | BIT(9);
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xc000, 8, 2),
+			BIT_ULL(1) | BIT_ULL(3) | BIT_ULL(8));
+	/* Never back out of the port it came in on. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xc000, 8, 3),
+			BIT_ULL(1) | BIT_ULL(8));
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xc001, 36, 1),
+			BIT_ULL(17) | BIT_ULL(36));
+	/* Port 36 is not there on a 20-port switch. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xc001, 20, 1),
+			BIT_ULL(17));
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xc002, 8, 1),
+			0);
+	/* MulticastFDBTop, the capacity, unicast and permissive LIDs. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0xc000, 0xc001, 36,
+						  1), 0);
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0xc001, 0xc001, 36,
+						  1), BIT_ULL(17) | BIT_ULL(36));
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 1, 0, 0xc001, 36, 1),
+			0);
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0x0001, 8, 2), 0);
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xffff, 8, 2), 0);
+}
+
+/* Fake QPs: the rules only compare their addresses. */
+static struct ibdevsim_qp *fake_qp(int i)
+{
+	static u8 qps[IBDEVSIM_MAX_MCAST_QP_ATTACH + 2];
+
+	return (struct ibdevsim_qp *)&qps[i];
+}
+
+static void mcast_gid(union ib_gid *gid, u32 n)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[0] = 0xff;
+	gid->raw[1] = 0x12;
+	gid->raw[2] = 0x40;
+	gid->raw[3] = 0x1b;
+	gid->raw[15] = n;
+	gid->raw[14] = n >> 8;
+}
+
+/**
+ * struct mcast_ctx - an HCA's attachments as the rules see them
+ * @list: the attachments
+ * @ngrps: the HCA's group count
+ * @dup: what the last check found
+ * @new_grp: what the last check said of the group
+ */
+struct mcast_ctx {
+	struct list_head list;
+	u32 ngrps;
+	struct ibdevsim_mcast_att *dup;
+	bool new_grp;
+};
+
+static int mcast_check(struct mcast_ctx *c, const union ib_gid *gid,
+		       u16 mlid, int qp, bool ud)
+{
+	return ibdevsim_mcast_attach_check(&c->list, c->ngrps, gid, mlid,
+					   fake_qp(qp), ud, &c->dup,
+					   &c->new_grp);
+}
+
+static void mcast_attach_rules(struct kunit *test)
+{
+	struct ibdevsim_mcast_att atts[IBDEVSIM_MAX_MCAST_QP_ATTACH];
+	struct mcast_ctx c = { .list = LIST_HEAD_INIT(c.list) };
+	union ib_gid gid, other;
+	int i;
+
+	mcast_gid(&gid, 1);
+	mcast_gid(&other, 2);
+	KUNIT_EXPECT_EQ(test, mcast_check(&c, &gid, 0xc000, 0, true), 0);
+	KUNIT_EXPECT_TRUE(test, c.new_grp);
+	KUNIT_EXPECT_NULL(test, c.dup);
+	/* Not UD, not a multicast GID, not a multicast LID. */
+	KUNIT_EXPECT_EQ(test, mcast_check(&c, &gid, 0xc000, 0, false), -EINVAL);
+	gid.raw[0] = 0xfe;
+	KUNIT_EXPECT_EQ(test, mcast_check(&c, &gid, 0xc000, 0, true), -EINVAL);
+	gid.raw[0] = 0xff;
+	KUNIT_EXPECT_EQ(test, mcast_check(&c, &gid, 5, 0, true), -EINVAL);
+	KUNIT_EXPECT_EQ(test, mcast_check(&c, &gid, 0xffff, 0, true), -EINVAL);
+
+	/* Fill the group up to its limit of QPs. */
+	c.ngrps = 1;
+	for (i = 0; i < IBDEVSIM_MAX_MCAST_QP_ATTACH; i++) {
+		KUNIT_ASSERT_EQ(test, mcast_check(&c, &gid, 0xc000, i, true),
+				0);
+		KUNIT_EXPECT_EQ(test, c.new_grp, i == 0);
+		atts[i].mgid = gid;
+		atts[i].mlid = 0xc000;
+		atts[i].qp = fake_qp(i);
+		atts[i].refs = 1;
+		list_add_tail(&atts[i].list, &c.list);
+	}
+	/* A duplicate is found, not refused; one QP too many is. */
+	KUNIT_EXPECT_EQ(test, mcast_check(&c, &gid, 0xc000, 3, true), 0);
+	KUNIT_EXPECT_PTR_EQ(test, c.dup, &atts[3]);
+	KUNIT_EXPECT_EQ(test, mcast_check(&c, &gid, 0xc000, i, true), -ENOMEM);
+	/* Another group is fine, unless the HCA has all it can hold. */
+	KUNIT_EXPECT_EQ(test, mcast_check(&c, &other, 0xc001, i, true), 0);
+	KUNIT_EXPECT_TRUE(test, c.new_grp);
+	c.ngrps = IBDEVSIM_MAX_MCAST_GRP;
+	KUNIT_EXPECT_EQ(test, mcast_check(&c, &other, 0xc001, i, true),
+			-ENOMEM);
+	/* A new member of a known group needs no new group. */
+	list_del(&atts[0].list);
+	KUNIT_EXPECT_EQ(test, mcast_check(&c, &gid, 0xc000, 0, true), 0);
+	KUNIT_EXPECT_FALSE(test, c.new_grp);
+
+	/* Detach finds attachments by MGID, MLID and QP. */
+	KUNIT_EXPECT_PTR_EQ(test, ibdevsim_mcast_find(&c.list, &gid, 0xc000,
+						      fake_qp(5)), &atts[5]);
+	KUNIT_EXPECT_NULL(test, ibdevsim_mcast_find(&c.list, &gid, 0xc001,
+						    fake_qp(5)));
+	KUNIT_EXPECT_NULL(test, ibdevsim_mcast_find(&c.list, &other, 0xc000,
+						    fake_qp(5)));
+	KUNIT_EXPECT_NULL(test, ibdevsim_mcast_find(&c.list, &gid, 0xc000,
+						    fake_qp(0)));
+	KUNIT_EXPECT_TRUE(test, ibdevsim_mcast_grp_used(&c.list, &gid));
+	KUNIT_EXPECT_FALSE(test, ibdevsim_mcast_grp_used(&c.list, &other));
+}
+
+static void mcast_match(struct kunit *test)
+{
+	struct ibdevsim_mcast_att att = { .mlid = 0xc003 };
+	union ib_gid other;
+
+	mcast_gid(&att.mgid, 7);
+	mcast_gid(&other, 8);
+	KUNIT_EXPECT_TRUE(test, ibdevsim_mcast_match(&att, 0xc003, &att.mgid));
+	/* Without a GRH the MLID alone selects the group. */
+	KUNIT_EXPECT_TRUE(test, ibdevsim_mcast_match(&att, 0xc003, NULL));
+	KUNIT_EXPECT_FALSE(test, ibdevsim_mcast_match(&att, 0xc003, &other));
+	KUNIT_EXPECT_FALSE(test, ibdevsim_mcast_match(&att, 0xc004,
+						      &att.mgid));
+}
+
 static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
@@ -309,6 +461,9 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(fault_rate_exact),
 	KUNIT_CASE(fault_class),
 	KUNIT_CASE(link_parse),
+	KUNIT_CASE(mft_lookup),
+	KUNIT_CASE(mcast_attach_rules),
+	KUNIT_CASE(mcast_match),
 	{}
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ibdevsim: the ib_device of an HCA and its verbs (PD, DMA MR, AH, CQ and
- * the SMI, GSI, UD and RC QPs; RC requests are carried out in rc.c).
+ * ibdevsim: the ib_device of an HCA and its verbs (PD, DMA MR, AH, CQ,
+ * the SMI, GSI, UD and RC QPs and UD multicast attachments; RC requests
+ * are carried out in rc.c).
  *
  * post_send() copies the payload into a packet and queues it; the QP's
  * send work puts it on the wire (ibdevsim_xmit()) and completes it, never
@@ -45,6 +46,9 @@ static int ibdevsim_query_device(struct ib_device *ibdev,
 	attr->max_pd = 1 << 16;
 	attr->max_ah = 1 << 16;
 	attr->max_pkeys = IBDEVSIM_PKEY_TBL_LEN;
+	attr->max_mcast_grp = IBDEVSIM_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = IBDEVSIM_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = IBDEVSIM_MAX_MCAST_ATTACH;
 	attr->max_qp_rd_atom = 16;
 	attr->max_qp_init_rd_atom = 16;
 	attr->max_res_rd_atom = 16 << 16;
@@ -218,6 +222,19 @@ static int ibdevsim_destroy_ah(struct ib_ah *ibah, u32 flags)
 	return 0;
 }
 
+/* A CQ armed with completions in it: the event hardware would raise. */
+static void ibdevsim_cq_event_work(struct work_struct *work)
+{
+	struct ibdevsim_cq *cq = container_of(work, struct ibdevsim_cq,
+					      event_work);
+
+	/* As from an interrupt: softirqs it raises (NAPI) run on return. */
+	local_bh_disable();
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	local_bh_enable();
+}
+
 static int ibdevsim_create_cq(struct ib_cq *ibcq,
 			      const struct ib_cq_init_attr *attr,
 			      struct uverbs_attr_bundle *attrs)
@@ -230,6 +247,7 @@ static int ibdevsim_create_cq(struct ib_cq *ibcq,
 	if (!cq->wc)
 		return -ENOMEM;
 	spin_lock_init(&cq->lock);
+	INIT_WORK(&cq->event_work, ibdevsim_cq_event_work);
 	cq->size = attr->cqe;
 	ibcq->cqe = attr->cqe;
 	return 0;
@@ -237,6 +255,7 @@ static int ibdevsim_create_cq(struct ib_cq *ibcq,
 
 static int ibdevsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
+	cancel_work_sync(&to_cq(ibcq)->event_work);
 	kvfree(to_cq(ibcq)->wc);
 	return 0;
 }
@@ -297,6 +316,7 @@ static int ibdevsim_req_notify_cq(struct ib_cq *ibcq,
 {
 	struct ibdevsim_cq *cq = to_cq(ibcq);
 	unsigned long irqflags;
+	bool event = false;
 	int ret = 0;
 
 	spin_lock_irqsave(&cq->lock, irqflags);
@@ -304,7 +324,17 @@ static int ibdevsim_req_notify_cq(struct ib_cq *ibcq,
 		cq->notify = flags & IB_CQ_SOLICITED_MASK;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->count)
 		ret = 1;
+	/*
+	 * Armed with completions already in the ring: an event at once, as
+	 * hardware raises it (IPoIB's send path counts on that).
+	 */
+	if (cq->count && cq->notify) {
+		cq->notify = 0;
+		event = true;
+	}
 	spin_unlock_irqrestore(&cq->lock, irqflags);
+	if (event)
+		queue_work(ibdevsim_wq, &cq->event_work);
 	return ret;
 }
 
@@ -510,13 +540,124 @@ err_free:
 	return ret;
 }
 
+/* Drop an attachment; ibdevsim_fabric_lock held. */
+static void ibdevsim_mcast_del_locked(struct ibdevsim_hca *hca,
+				      struct ibdevsim_mcast_att *att)
+{
+	lockdep_assert_held(&ibdevsim_fabric_lock);
+	list_del(&att->list);
+	if (!ibdevsim_mcast_grp_used(&hca->mcast, &att->mgid))
+		hca->mcast_ngrps--;
+	kfree(att);
+}
+
+static int ibdevsim_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid,
+				 u16 lid)
+{
+	struct ibdevsim_qp *qp = to_qp(ibqp);
+	struct ibdevsim_hca *hca = qp->hca;
+	struct ibdevsim_mcast_att *att, *dup;
+	unsigned long flags;
+	bool new_grp;
+	int ret;
+
+	att = kzalloc(sizeof(*att), GFP_KERNEL);
+	if (!att)
+		return -ENOMEM;
+	att->mgid = *gid;
+	att->mlid = lid;
+	att->qp = qp;
+	att->refs = 1;
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	ret = ibdevsim_mcast_attach_check(&hca->mcast, hca->mcast_ngrps, gid,
+					  lid, qp, ibqp->qp_type == IB_QPT_UD,
+					  &dup, &new_grp);
+	if (!ret && dup) {
+		dup->refs++;
+	} else if (!ret) {
+		list_add_tail(&att->list, &hca->mcast);
+		if (new_grp)
+			hca->mcast_ngrps++;
+		att = NULL;
+	}
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	kfree(att);
+	return ret;
+}
+
+static int ibdevsim_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid,
+				 u16 lid)
+{
+	struct ibdevsim_qp *qp = to_qp(ibqp);
+	struct ibdevsim_hca *hca = qp->hca;
+	struct ibdevsim_mcast_att *att;
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	att = ibdevsim_mcast_find(&hca->mcast, gid, lid, qp);
+	if (!att)
+		ret = -EINVAL;
+	else if (!--att->refs)
+		ibdevsim_mcast_del_locked(hca, att);
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	return ret;
+}
+
+/**
+ * ibdevsim_mcast_recv_locked() - a multicast datagram reaches an HCA port
+ * @in: the port
+ * @pkt: the packet (to QP 0xffffff, its DLID a multicast LID)
+ *
+ * Every UD QP bound to @in and attached to the group (the MLID, and the
+ * MGID of the GRH when there is one) gets a copy, as it would get a
+ * unicast datagram: P_Key checked against the port's table (once), Q_Key
+ * against each QP's.  A group without members here drops the packet.
+ *
+ * Context: ibdevsim_fabric_lock held.
+ */
+void ibdevsim_mcast_recv_locked(struct ibdevsim_port *in,
+				const struct ibdevsim_pkt *pkt)
+{
+	const union ib_gid *dgid = pkt->has_grh ? &pkt->grh.dgid : NULL;
+	struct ibdevsim_hca *hca = in->node->hca;
+	struct ibdevsim_mcast_att *att;
+	int pkey_index;
+
+	lockdep_assert_held(&ibdevsim_fabric_lock);
+	pkey_index = ibdevsim_pkey_find(in->pkeys, IBDEVSIM_PKEY_TBL_LEN,
+					pkt->pkey);
+	list_for_each_entry(att, &hca->mcast, list) {
+		struct ibdevsim_qp *qp = att->qp;
+
+		if (qp->port != in->num ||
+		    !ibdevsim_mcast_match(att, pkt->dlid, dgid))
+			continue;
+		if (pkey_index < 0) {
+			in->st.pkey_violations++;
+			in->cnt.rcv_errors++;
+			return;
+		}
+		if (pkt->qkey != qp->qkey) {
+			in->st.qkey_violations++;
+			continue;
+		}
+		ibdevsim_qp_deliver_locked(qp, pkt, pkey_index, in->num);
+	}
+}
+
 static int ibdevsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct ibdevsim_qp *qp = to_qp(ibqp);
 	struct ibdevsim_port *port = &qp->hca->node->ports[qp->port];
+	struct ibdevsim_mcast_att *att, *tmp;
 	unsigned long flags;
 
 	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	/* The core refuses while attached; drop what a bad caller left. */
+	list_for_each_entry_safe(att, tmp, &qp->hca->mcast, list)
+		if (att->qp == qp)
+			ibdevsim_mcast_del_locked(qp->hca, att);
 	if (ibqp->qp_type == IB_QPT_SMI && port->qp0 == qp) {
 		port->qp0 = NULL;
 	} else if (ibqp->qp_type == IB_QPT_GSI && port->qp1 == qp) {
@@ -908,6 +1049,7 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
 	.alloc_pd = ibdevsim_alloc_pd,
+	.attach_mcast = ibdevsim_attach_mcast,
 	.create_ah = ibdevsim_create_ah,
 	.create_cq = ibdevsim_create_cq,
 	.create_qp = ibdevsim_create_qp,
@@ -916,6 +1058,7 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	.destroy_ah = ibdevsim_destroy_ah,
 	.destroy_cq = ibdevsim_destroy_cq,
 	.destroy_qp = ibdevsim_destroy_qp,
+	.detach_mcast = ibdevsim_detach_mcast,
 	.get_dma_mr = ibdevsim_get_dma_mr,
 	.get_link_layer = ibdevsim_link_layer,
 	.get_port_immutable = ibdevsim_port_immutable,
@@ -959,6 +1102,7 @@ int ibdevsim_hca_register(struct ibdevsim_node *node)
 	hca->node = node;
 	xa_init_flags(&hca->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	hca->qpn_next = 2;
+	INIT_LIST_HEAD(&hca->mcast);
 	hca->ibdev.node_type = RDMA_NODE_IB_CA;
 	hca->ibdev.node_guid = cpu_to_be64(node->guid);
 	hca->ibdev.phys_port_cnt = node->nports;

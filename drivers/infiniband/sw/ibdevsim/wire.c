@@ -3,7 +3,8 @@
  * ibdevsim: the rules of the wire formats, with no state of their own.
  *
  * Directed-route hop processing at a switch (IBTA vol. 1, 14.2.2), the
- * linear forwarding table lookup and the PortInfo and NodeInfo attribute
+ * linear and multicast forwarding table lookups, the rules of multicast
+ * attachments and the PortInfo and NodeInfo attribute
  * layouts.  Nothing here takes a lock or touches the fabric, so that the
  * KUnit suite can drive it with hand-made SMPs.
  */
@@ -379,3 +380,156 @@ int ibdevsim_pkey_find(const u16 *pkeys, u32 len, u16 pkey)
 	return -1;
 }
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_pkey_find);
+
+/**
+ * ibdevsim_mft_lookup() - where a switch sends a multicast packet
+ * @mft: the multicast forwarding table, one row of PortMasks per MLID
+ *	 (MLID 0xc000 first), position p holding ports 16p to 16p + 15
+ * @cap: rows in @mft (MulticastFDBCap)
+ * @top: MulticastFDBTop, the highest MLID the table is valid for; 0 (the
+ *	 SM never set it) means the whole table is valid
+ * @mlid: the packet's destination LID
+ * @nports: the switch's number of external ports
+ * @in_port: the port the packet came in on
+ *
+ * A packet never goes back out of the port it came in on, nor to port 0
+ * (the switch's management port holds no QP that could be a member).
+ *
+ * Return: a mask of the output ports (bit n for port n), 0 when the
+ * packet is dropped: not a multicast LID, beyond the capacity or @top, or
+ * no member port.
+ */
+u64 ibdevsim_mft_lookup(const u16 (*mft)[IBDEVSIM_MFT_POSITIONS], u32 cap,
+			u16 top, u16 mlid, u8 nports, u8 in_port)
+{
+	u32 row = mlid - IBDEVSIM_MCAST_LID_BASE;
+	u64 mask = 0;
+	int pos;
+
+	if (!ibdevsim_lid_is_mcast(mlid) || row >= cap || (top && mlid > top))
+		return 0;
+	for (pos = 0; pos < IBDEVSIM_MFT_POSITIONS; pos++)
+		mask |= (u64)mft[row][pos] << (16 * pos);
+	mask &= GENMASK_ULL(nports, 1);
+	mask &= ~BIT_ULL(in_port);
+	return mask;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_mft_lookup);
+
+static bool ibdevsim_gid_eq(const union ib_gid *a, const union ib_gid *b)
+{
+	return !memcmp(a->raw, b->raw, sizeof(a->raw));
+}
+
+/**
+ * ibdevsim_mcast_find() - a QP's attachment to a multicast group
+ * @atts: the HCA's attachments (struct ibdevsim_mcast_att)
+ * @mgid: the group's MGID
+ * @mlid: the group's MLID
+ * @qp: the QP
+ *
+ * Return: the attachment, or NULL.
+ */
+struct ibdevsim_mcast_att *
+ibdevsim_mcast_find(const struct list_head *atts, const union ib_gid *mgid,
+		    u16 mlid, const struct ibdevsim_qp *qp)
+{
+	struct ibdevsim_mcast_att *att;
+
+	list_for_each_entry(att, atts, list)
+		if (att->qp == qp && att->mlid == mlid &&
+		    ibdevsim_gid_eq(&att->mgid, mgid))
+			return att;
+	return NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_mcast_find);
+
+/**
+ * ibdevsim_mcast_grp_used() - whether any QP is attached to an MGID
+ * @atts: the HCA's attachments
+ * @mgid: the MGID
+ *
+ * Return: true when an attachment names @mgid.
+ */
+bool ibdevsim_mcast_grp_used(const struct list_head *atts,
+			     const union ib_gid *mgid)
+{
+	struct ibdevsim_mcast_att *att;
+
+	list_for_each_entry(att, atts, list)
+		if (ibdevsim_gid_eq(&att->mgid, mgid))
+			return true;
+	return false;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_mcast_grp_used);
+
+/**
+ * ibdevsim_mcast_attach_check() - the rules of an attach to a group
+ * @atts: the HCA's attachments
+ * @ngrps: the distinct MGIDs in @atts
+ * @mgid: the group's MGID
+ * @mlid: the group's MLID
+ * @qp: the QP to attach
+ * @ud: @qp is a UD QP (only those can be members)
+ * @dup: set to the attachment when @qp is already attached, else NULL
+ * @new_grp: set when @mgid is not in @atts yet
+ *
+ * An attach the QP already made is taken again (the caller counts it,
+ * as the core counts every attach in the QP's usecnt).  Limits as the
+ * device reports them: %IBDEVSIM_MAX_MCAST_GRP groups,
+ * %IBDEVSIM_MAX_MCAST_QP_ATTACH QPs per group and
+ * %IBDEVSIM_MAX_MCAST_ATTACH attachments in all.
+ *
+ * Return: 0 when the attach may go on, -EINVAL for a GID that is not
+ * multicast, a LID that is not multicast or a QP that is not UD, -ENOMEM
+ * when a limit is reached.
+ */
+int ibdevsim_mcast_attach_check(const struct list_head *atts, u32 ngrps,
+				const union ib_gid *mgid, u16 mlid,
+				const struct ibdevsim_qp *qp, bool ud,
+				struct ibdevsim_mcast_att **dup,
+				bool *new_grp)
+{
+	struct ibdevsim_mcast_att *att;
+	u32 total = 0, members = 0;
+
+	*dup = NULL;
+	*new_grp = false;
+	if (!ud || mgid->raw[0] != 0xff || !ibdevsim_lid_is_mcast(mlid))
+		return -EINVAL;
+	list_for_each_entry(att, atts, list) {
+		total++;
+		if (!ibdevsim_gid_eq(&att->mgid, mgid))
+			continue;
+		if (att->qp == qp && att->mlid == mlid) {
+			*dup = att;
+			return 0;
+		}
+		members++;
+	}
+	*new_grp = !members;
+	if (total >= IBDEVSIM_MAX_MCAST_ATTACH ||
+	    members >= IBDEVSIM_MAX_MCAST_QP_ATTACH ||
+	    (*new_grp && ngrps >= IBDEVSIM_MAX_MCAST_GRP))
+		return -ENOMEM;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_mcast_attach_check);
+
+/**
+ * ibdevsim_mcast_match() - whether a multicast packet is for an attachment
+ * @att: the attachment
+ * @dlid: the packet's destination LID
+ * @dgid: the DGID of its GRH, or NULL when it has none (then the MLID
+ *	  alone selects the group)
+ *
+ * Return: true when the QP of @att takes a copy.
+ */
+bool ibdevsim_mcast_match(const struct ibdevsim_mcast_att *att, u16 dlid,
+			  const union ib_gid *dgid)
+{
+	if (att->mlid != dlid)
+		return false;
+	return !dgid || ibdevsim_gid_eq(&att->mgid, dgid);
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_mcast_match);
