@@ -97,15 +97,6 @@ big_requests() {
 	     "max_segments $(cat $q/max_segments)"
 }
 
-# fio_verify DEV ARGS...: write and verify with crc32c.
-fio_verify() {
-	local d=$1
-	shift
-	fio --name=v --filename=/dev/$d --ioengine=libaio --iodepth=8 \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --end_fsync=1 \
-		--eta=never "$@"
-}
-
 # Sectors per write request on disk $1 since write_stat was last called.
 write_stat() {
 	local s
@@ -127,7 +118,7 @@ for direct in 1 0; do
 	for bs in 4k 64k 1m; do
 		for rw in write randwrite; do
 			tap_check "fio $rw bs=$bs direct=$direct, verified" \
-				fio_verify $disk --size=8M --bs=$bs --rw=$rw \
+				ms_fio_verify $disk --size=8M --bs=$bs --rw=$rw \
 				--direct=$direct
 		done
 	done
@@ -137,7 +128,7 @@ write_stat $disk
 for direct in 1 0; do
 	for bs in 4m 8m; do
 		tap_check "fio randwrite bs=$bs direct=$direct, 255 descriptors, verified" \
-			fio_verify $disk --offset=16M --size=32M --bs=$bs \
+			ms_fio_verify $disk --offset=16M --size=16M --bs=$bs \
 			--rw=randwrite --direct=$direct
 	done
 	[ $direct = 0 ] || write_stat $disk
@@ -166,7 +157,7 @@ big_requests $disk
 for direct in 1 0; do
 	for bs in 4m 8m; do
 		tap_check "fio randwrite bs=$bs direct=$direct, direct descriptors, verified" \
-			fio_verify $disk --offset=16M --size=32M --bs=$bs \
+			ms_fio_verify $disk --offset=16M --size=16M --bs=$bs \
 			--rw=randwrite --direct=$direct
 	done
 done
@@ -197,94 +188,30 @@ tap_check "target released every channel" ms_wait 30 channels_released
 tap_check "login again" login ",cmd_sg_entries=255"
 logged_in
 tap_check "fio randwrite bs=64k after re-login, verified" \
-	fio_verify $disk --size=8M --bs=64k --rw=randwrite --direct=1
+	ms_fio_verify $disk --size=8M --bs=64k --rw=randwrite --direct=1
 
 # --- 4: dm-multipath over two logins --------------------------------------
-mkdir -p /etc/multipath
-cat >/etc/multipath.conf <<EOF
-defaults {
-	user_friendly_names no
-	find_multipaths no
-	polling_interval 2
-	detect_prio no
-	detect_checker no
-}
-devices {
-	device {
-		vendor "LIO-ORG"
-		product ".*"
-		hardware_handler "0"
-		path_grouping_policy multibus
-		path_selector "round-robin 0"
-		prio const
-		path_checker tur
-		no_path_retry 30
-	}
-}
-EOF
-
-# The multipath map on top of disk $1 (dm-N).
-mp_map() {
-	local m
-	for m in /sys/block/dm-*; do
-		[ -e "$m/slaves/$1" ] && grep -q ^mpath- $m/dm/uuid &&
-			basename $m && return 0
-	done
-	return 1
-}
-
-# mp_paths MAP N: MAP has N paths, all active.
-mp_paths() {
-	local st
-	[ "$(ls /sys/block/$1/slaves | wc -l)" = "$2" ] || return 1
-	st=$(dmsetup status --target multipath "$(cat /sys/block/$1/dm/name)") ||
-		return 1
-	[ "$(grep -oE '[0-9]+:[0-9]+ A' <<<"$st" | wc -l)" = "$2" ] &&
-	! grep -qE '[0-9]+:[0-9]+ F' <<<"$st"
-}
-
-start_multipath() {
-	/lib/systemd/systemd-udevd --daemon &&
-	udevadm trigger --action=add --subsystem-match=block &&
-	udevadm settle -t 30 &&
-	modprobe dm-multipath && modprobe dm-round-robin || return 1
-	multipathd -d -s -v3 >/tmp/multipathd.log 2>&1 &
-	ms_wait 30 multipathd show status
-}
-
-# What multipath sees, for failures.
-mp_debug() {
-	local d
-	multipath -ll
-	multipathd show paths
-	dmsetup table
-	dmsetup status
-	for d in $(ms_srp_disks); do
-		echo "$d: $(udevadm info -q property -n $d | grep -E 'ID_SERIAL=|DM_MULTIPATH|SYSTEMD_READY')"
-	done
-	tail -n 40 /tmp/multipathd.log
-}
-
 path0=$rport disk0=$disk
 two_paths() {
 	local map t0=$SECONDS
 	login ",initiator_ext=1,cmd_sg_entries=255" &&
 	logged_in &&
-	if ms_wait 90 mp_map $disk0 && map=$(mp_map $disk0) &&
-	   ms_wait 90 mp_paths $map 2 && [ "$(mp_map $disk)" = "$map" ]; then
+	if ms_wait 90 ms_mp_map $disk0 && map=$(ms_mp_map $disk0) &&
+	   ms_wait 90 ms_mp_paths $map 2 && [ "$(ms_mp_map $disk)" = "$map" ]; then
 		echo "second path in the map after $((SECONDS - t0)) s" \
 			>/tmp/mp-times
 		return 0
 	fi
-	mp_debug 2>&1
+	ms_mp_debug 2>&1
 	return 1
 }
 map=
-tap_check "udevd and multipathd run" start_multipath
+ms_mp_conf
+tap_check "udevd and multipathd run" ms_mp_start
 tap_check "second login (initiator_ext=1): a map with two paths" two_paths
 logged_in
 path1=$rport disk1=$disk
-if map=$(mp_map $disk0) && mp_paths $map 2; then
+if map=$(ms_mp_map $disk0) && ms_mp_paths $map 2; then
 	echo "# /dev/$map: $disk0 ($path0) and $disk1 ($path1)"
 	multipath -ll 2>&1 | sed 's/^/# /'
 else
@@ -293,34 +220,21 @@ else
 	map=
 fi
 
-# fio verify runs in a loop until /tmp/mp-run goes away; the loop's status
-# is the first failing run's.
-mp_io() {
-	local n=0
-	while [ -e /tmp/mp-run ]; do
-		n=$((n + 1))
-		fio_verify $map --size=16M --bs=64k --rw=randwrite --direct=1 \
-			--iodepth=16 --randseed=$n >/tmp/mp-fio.log 2>&1 ||
-			{ echo "fio run $n failed"; cat /tmp/mp-fio.log; return 1; }
-	done
-	echo "$n fio runs passed"
-}
-
 path_flap() {
 	local pid rc=0 t0
 	touch /tmp/mp-run
-	mp_io >/tmp/mp-io.log 2>&1 &
+	ms_mp_io $map >/tmp/mp-io.log 2>&1 &
 	pid=$!
 	sleep 3
 	t0=$SECONDS
 	if echo 1 >/sys/class/srp_remote_ports/$path1/delete &&
 	   ms_wait 30 sh -c "! ls -d /sys/class/srp_remote_ports/$path1" &&
-	   ms_wait 60 mp_paths $map 1; then
+	   ms_wait 60 ms_mp_paths $map 1; then
 		echo "path left the map after $((SECONDS - t0)) s" >>/tmp/mp-times
 		sleep 3
 		t0=$SECONDS
 		if login ",initiator_ext=1,cmd_sg_entries=255" &&
-		   ms_wait 90 mp_paths $map 2; then
+		   ms_wait 90 ms_mp_paths $map 2; then
 			echo "path back in the map after $((SECONDS - t0)) s" \
 				>>/tmp/mp-times
 			sleep 3
@@ -334,7 +248,7 @@ path_flap() {
 	fi
 	rm -f /tmp/mp-run
 	wait $pid || rc=1
-	[ $rc = 0 ] || mp_debug 2>&1
+	[ $rc = 0 ] || ms_mp_debug 2>&1
 	cat /tmp/mp-io.log
 	return $rc
 }
@@ -342,26 +256,18 @@ if [ -n "$map" ]; then
 	tap_check "fio verify on /dev/$map while a path logs out and in" \
 		path_flap
 	sed 's/^/# /' /tmp/mp-times
-	tap_check "map has two active paths again" mp_paths $map 2
+	tap_check "map has two active paths again" ms_mp_paths $map 2
 else
 	tap_fail "fio verify on the multipath map while a path logs out and in"
 	tap_fail "map has two active paths again"
 fi
-# A path that just came back makes udev probe the map; the flush waits
-# until nothing holds it any more (on a slow host that takes a while).
-stop_multipath() {
-	udevadm settle --timeout=60
-	ms_wait 60 multipath -F && multipathd shutdown &&
-	ms_wait 30 sh -c "! pidof multipathd" &&
-	udevadm control --exit
-}
 tap_check "multipath maps flushed, multipathd and udevd stopped" \
-	stop_multipath
+	ms_mp_stop
 
 # --- 5: ib_srpt unload and reload -----------------------------------------
 rm_disk=$(ms_srp_disk)
 tap_check "fio write of a 8 MiB pattern before the reload" \
-	fio_verify $rm_disk --offset=96M --size=8M --bs=128k --rw=write \
+	ms_fio_verify $rm_disk --offset=96M --size=8M --bs=128k --rw=write \
 	--direct=1 --do_verify=0
 tap_check "logout" ms_srp_logout
 tap_check "configfs torn down" ms_srpt_teardown $wwn
@@ -373,10 +279,10 @@ tap_check "ib_srpt loads again and is configured" reload
 tap_check "login after the reload" login ",cmd_sg_entries=255"
 logged_in
 tap_check "the pattern written before the reload reads back intact" \
-	fio_verify $disk --offset=96M --size=8M --bs=128k --rw=write \
+	ms_fio_verify $disk --offset=96M --size=8M --bs=128k --rw=write \
 	--direct=1 --verify_only
 tap_check "fio randwrite bs=1m after the reload, verified" \
-	fio_verify $disk --size=8M --bs=1m --rw=randwrite --direct=1
+	ms_fio_verify $disk --size=8M --bs=1m --rw=randwrite --direct=1
 
 tap_check "logout" ms_srp_logout
 tap_check "configfs torn down" ms_srpt_teardown $wwn
