@@ -11,9 +11,19 @@
 #   debug     our tree (build/linux) with the detectors of config/debug
 #             (KASAN, UBSAN, kmemleak, debug objects...) into build/debug
 #
-# Both are incremental: the tree is extracted once, symlinks make our edits
+# All are incremental: the tree is extracted once, symlinks make our edits
 # live, and make only rebuilds what changed.  Prints one line per stage
 # with the time it took.
+#
+# Each object tree lives in a direct subdirectory of its source tree
+# (build/linux/_ours, build/linux-upstream/_upstream...), reached through
+# the symlink build/<variant>.  Kbuild then names every source "../path",
+# so the command lines of the two trees are the same, and the first
+# upstream build starts from a copy of ours: after the files we lay over
+# (and the ones the glue touches) are marked newer in the pristine tree,
+# make rebuilds only what depends on them, a minute or two instead of a
+# whole kernel.  ms_verify_pristine then proves ib_core and ib_srpt were
+# built from upstream's objects.
 
 set -euo pipefail
 
@@ -22,17 +32,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 variant=${1:-ours}
 case "$variant" in
-ours)
+ours | debug)
 	src=$MS_BUILD/linux
-	obj=$MS_BUILD/ours
 	;;
 upstream)
 	src=$MS_BUILD/linux-upstream
-	obj=$MS_BUILD/upstream
-	;;
-debug)
-	src=$MS_BUILD/linux
-	obj=$MS_BUILD/debug
 	;;
 *)
 	echo "usage: $0 [ours|upstream|debug]" >&2
@@ -67,6 +71,28 @@ if [ "$variant" != upstream ]; then
 fi
 ms_stage_end
 
+obj=$src/_$variant
+link=$MS_BUILD/$variant
+# An object tree of the old layout (a plain directory) is rebuilt.
+[ -L "$link" ] || rm -rf "$link"
+ln -sfn "${obj#"$MS_BUILD"/}" "$link"
+
+if [ "$variant" = upstream ] && [ ! -d "$obj" ] &&
+   [ -f "$MS_BUILD/linux/_ours/kernelrelease" ]; then
+	stage "seed ${obj#"$MS_TOP"/} from our object tree"
+	cp -a "$MS_BUILD/linux/_ours" "$obj.tmp"
+	rm -rf "$obj.tmp/mods" "$obj.tmp/kernelrelease" "$obj.tmp/.config"
+	# Every pristine file that ours replaces or the glue edits must look
+	# newer than the objects built from ours.
+	while read -r _ to; do
+		[ ! -e "$src/$to" ] || touch "$src/$to"
+	done < <(ms_overlay_list)
+	touch "$src/drivers/infiniband/Kconfig" \
+		"$src/drivers/infiniband/Makefile" \
+		"$src/drivers/infiniband/core/Makefile"
+	mv "$obj.tmp" "$obj"
+	ms_stage_end
+fi
 mkdir -p "$obj"
 frags=("$MS_HARNESS/config/base")
 case "$variant" in
@@ -99,4 +125,5 @@ rm -rf "$obj/mods"
 mv "$obj/mods.new" "$obj/mods"
 make -s -C "$src" O="$obj" kernelrelease >"$obj/kernelrelease"
 ms_stage_end
+[ "$variant" != upstream ] || ms_verify_pristine "$obj"
 echo "build: $variant kernel $(cat "$obj/kernelrelease") ready in ${obj#"$MS_TOP"/}"

@@ -267,6 +267,32 @@ ms_verify_overlay() {
 	[ $bad -eq 0 ] || ms_die "the build does not contain our files"
 }
 
+# ms_verify_pristine OBJ: fail unless the upstream build in OBJ holds none
+# of our code.  The first upstream build starts from a copy of our objects
+# (see build.sh), so prove that every object compiled from a file we
+# replace was rebuilt from upstream's version, and that no module it
+# installs (modules.order) links an object only our tree has.
+ms_verify_pristine() {
+	local src=$MS_BUILD/linux-upstream obj=$1 from to linked bad=0
+	linked=$(sed 's/\.o$/.mod/' "$obj/modules.order" | (cd "$obj" && xargs -r cat))
+	while read -r from to; do
+		if [ -L "$src/$to" ]; then
+			echo "pristine: $to is a link to our tree"
+			bad=1
+		elif [[ $to == *.c ]] && [ -f "$src/$to" ] &&
+		     [ -f "$obj/${to%.c}.o" ] &&
+		     [ ! "$obj/${to%.c}.o" -nt "$src/$to" ]; then
+			echo "pristine: ${to%.c}.o was not rebuilt from upstream"
+			bad=1
+		elif [[ $to == *.c ]] && [ ! -e "$src/$to" ] &&
+		     grep -qxF "${to%.c}.o" <<<"$linked"; then
+			echo "pristine: a module links ${to%.c}.o, which only we have"
+			bad=1
+		fi
+	done < <(ms_overlay_list)
+	[ $bad -eq 0 ] || ms_die "the upstream build holds objects of ours"
+}
+
 # Host-side TAP, for a test that judges what its VMs printed.
 # ms_point RESULT DESC: the next point, RESULT being "ok" or "not ok"; a
 # failure sets ms_status, which the test exits with.  ms_points counts the

@@ -297,6 +297,10 @@ static void *alloc_umad(void)
 
 /* Attribute of the requests sent: ATTR_CLOSE for the closing exchange. */
 static uint16_t req_attr = ATTR_TEST;
+/* Timeout and retries of each request; the closing one retries quickly. */
+static int req_timeout_ms = 240000, req_retries = 5;
+/* How long a responder goes on answering repeated closing requests. */
+#define CLOSE_LINGER_MS		5000
 
 /*
  * One request/response exchange from the requester's side; in loop mode
@@ -323,7 +327,8 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 	 * Five retries, as the responder's answers have: on a lossy wire
 	 * the timeout that repeats a lost window can itself go unanswered.
 	 */
-	if (umad_send(req->fd, req_agent, buf, mlen, 240000, 5) < 0) {
+	if (umad_send(req->fd, req_agent, buf, mlen, req_timeout_ms,
+		      req_retries) < 0) {
 		tap(0, "%s: send %u bytes: %s", c->name, size, strerror(errno));
 		return;
 	}
@@ -462,17 +467,55 @@ static int run_loop_or_client(const char *dev, int portnum, int gid_index,
 	 * A remote responder stops after its last answer, and closing its
 	 * umad file cancels an RMPP response still being segmented.  One
 	 * more single-segment exchange, sent only once every response above
-	 * has arrived whole, is the request it stops after.
+	 * has arrived whole, is the request it stops after.  Its answer can
+	 * be lost on a lossy wire too: it is repeated every second, and the
+	 * responder answers repeats for CLOSE_LINGER_MS after the first.
 	 */
 	if (dgid_text) {
 		printf("# closing exchange: the responder stops after it\n");
 		req_attr = ATTR_CLOSE;
+		req_timeout_ms = 1000;
+		req_retries = 15;
 		exchange(&req, req_agent, NULL, -1, &classes[0], 1, dgid, buf,
 			 buf2);
 	}
 
 	printf("# %d of %d failed\n", tap_failed, tap_n);
 	return tap_failed ? 1 : 0;
+}
+
+/*
+ * After the closing request: its answer may have been lost, so answer the
+ * client's repeats of it until none came for CLOSE_LINGER_MS.  Anything
+ * else is a late repeat of a request already answered and is ignored.
+ */
+static int linger_on_close(int fd, int agent, void *buf, void *reply)
+{
+	const struct umad_hdr *h;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret, repeats = 0;
+	uint32_t size = 0;
+	char why[128];
+
+	while (poll(&pfd, 1, CLOSE_LINGER_MS) > 0) {
+		ret = recv_mad(fd, buf, 0);
+		if (ret < 0)
+			continue;	/* the timeout of a send of ours */
+		h = (const struct umad_hdr *)umad_get_mad(buf);
+		if (h->mgmt_class != classes[0].mgmt_class ||
+		    ntohs(h->attr_id) != ATTR_CLOSE)
+			continue;
+		if (answer(fd, agent, &classes[0], buf, ret, reply, &size, why,
+			   sizeof(why))) {
+			fprintf(stderr, "repeated closing request: %s\n", why);
+			return 1;
+		}
+		repeats++;
+	}
+	if (repeats)
+		printf("# answered %d repeat(s) of the closing request\n",
+		       repeats);
+	return 0;
 }
 
 /* Responder for another node: serve until @count requests or idle @secs. */
@@ -543,7 +586,8 @@ static int run_serve(const char *dev, int portnum, int count, int secs)
 		}
 	}
 	printf("# served %d requests intact\n", served);
-	return 0;
+	fflush(stdout);
+	return linger_on_close(rsp.fd, agent[0], buf, reply);
 }
 
 int main(int argc, char **argv)
