@@ -215,12 +215,14 @@ ms_mad_counters() {
 	     END { print "" }' "$f"
 }
 
-# ms_build_prog NAME: compile progs/NAME.c (a libibumad program) into
-# /tmp/NAME; on failure print the compiler's output as TAP comments.
+# ms_build_prog NAME: progs/NAME.c built into /tmp/NAME: a copy of the
+# host's build (MS_PROGS, made before the tests) when it is up to date,
+# compiled here otherwise (progs/build.sh); on failure the compiler's
+# output is printed as TAP comments.
 ms_build_prog() {
 	local out
 
-	out=$(cc -O2 -Wall -o "/tmp/$1" "$MS_HARNESS/progs/$1.c" -libumad 2>&1) &&
+	out=$("$MS_HARNESS/progs/build.sh" -f "${MS_PROGS:-/nonexistent}" /tmp "$1" 2>&1) &&
 		return 0
 	sed 's/^/# /' <<<"$out"
 	return 1

@@ -64,7 +64,7 @@ if [ -n "$ms_interactive" ]; then
 	finish 0
 fi
 
-export MS_HARNESS=$ms_harness MS_MODS=$ms_mods
+export MS_HARNESS=$ms_harness MS_MODS=$ms_mods MS_PROGS=${ms_progs:-}
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 cd /tmp || finish 1
 # shellcheck disable=SC2086

@@ -60,6 +60,7 @@ fi
 ms_lock
 "$here/build.sh" ours
 "$here/build.sh" upstream
+ms_build_progs
 
 out=$MS_BUILD/bench
 mkdir -p "$out/logs"

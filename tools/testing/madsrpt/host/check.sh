@@ -27,6 +27,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 kind=${MS_KERNEL:-ours}
 ms_lock
 "$here/build.sh" "$kind"
+ms_build_progs
 [ "$kind" = upstream ] || ms_verify_overlay "$MS_BUILD/$kind"
 if [ "$kind" = debug ]; then
 	export MS_OURS=debug

@@ -267,6 +267,14 @@ ms_verify_overlay() {
 	[ $bad -eq 0 ] || ms_die "the build does not contain our files"
 }
 
+# ms_build_progs: build the test programs of progs/ into build/progs once,
+# on the host, where the guests copy them from (guest-lib's ms_build_prog).
+# A program that fails here is compiled in the guest, which reports why.
+ms_build_progs() {
+	"$MS_HARNESS/progs/build.sh" "$MS_BUILD/progs" ||
+		echo "progs: some programs did not build on the host (the tests will say)"
+}
+
 # ms_verify_pristine OBJ: fail unless the upstream build in OBJ holds none
 # of our code.  The first upstream build starts from a copy of our objects
 # (see build.sh), so prove that every object compiled from a file we

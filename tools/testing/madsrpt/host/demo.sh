@@ -18,10 +18,8 @@ ms_lock
 "$here/build.sh" ours
 ms_verify_overlay
 
-ms_stage_start "build the DM query tool (build/progs/dm_query)"
-mkdir -p "$MS_BUILD/progs"
-gcc -O2 -Wall -Wextra -o "$MS_BUILD/progs/dm_query" "$MS_HARNESS/progs/dm_query.c" \
-	-libumad || ms_die "building dm_query"
+ms_stage_start "build the test programs, the DM query tool among them (build/progs)"
+"$MS_HARNESS/progs/build.sh" "$MS_BUILD/progs" || ms_die "building progs/"
 ms_stage_end
 
 logs=$MS_BUILD/logs

@@ -82,6 +82,7 @@ cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=512000"
 cmdline+=" init=$MS_HARNESS/guest/init.sh panic=-1"
 cmdline+=" tsc_early_khz=$khz tsc=reliable hung_task_panic=0"
 cmdline+=" ms_krel=$krel ms_mods=$obj/mods ms_harness=$MS_HARNESS"
+cmdline+=" ms_progs=$MS_BUILD/progs"
 cmdline+=" ms_script=$script ms_args=${args// /,}"
 [ -n "$interactive" ] && cmdline+=" ms_interactive=1"
 # The detector kernel stops at the first warning, as the issue it reports

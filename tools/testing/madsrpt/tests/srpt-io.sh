@@ -32,7 +32,7 @@ dev=rxe-veth0
 tap_plan 53
 
 prog=/tmp/scatter_io
-if ! out=$(cc -O2 -Wall -o "$prog" "$MS_HARNESS/progs/scatter_io.c" 2>&1); then
+if ! out=$(ms_build_prog scatter_io 2>&1); then
 	tap_fail "build progs/scatter_io.c"
 	sed 's/^/# /' <<<"$out"
 	exit 1

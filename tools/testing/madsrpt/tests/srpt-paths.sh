@@ -161,7 +161,7 @@ alias_both() {
 	alias_io w && alias_io r
 }
 tap_check "build progs/page_alias_io.c" \
-	cc -O2 -Wall -o /tmp/page_alias_io "$MS_HARNESS/progs/page_alias_io.c"
+	ms_build_prog page_alias_io
 tap_check "default send queue: 512 KiB in 128 one-page descriptors, both ways" \
 	counted indirect 2 alias_both
 

@@ -31,7 +31,7 @@ trap finish EXIT
 
 tap_plan 6
 tap_check "build dm_query" \
-	cc -O2 -Wall -o $dmq "$MS_HARNESS/progs/dm_query.c" -libumad
+	ms_build_prog dm_query
 
 setup() {
 	ms_rxe_wire $addr/24 umad &&

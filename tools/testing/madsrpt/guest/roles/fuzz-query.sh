@@ -34,8 +34,7 @@ tell() {
 
 tap_plan 6
 tap_check "build mad_fuzz and dm_query" \
-	bash -c "cc -O2 -Wall -o $fz $MS_HARNESS/progs/mad_fuzz.c -libumad &&
-		 cc -O2 -Wall -o /tmp/dm_query $MS_HARNESS/progs/dm_query.c -libumad"
+	ms_build_prog mad_fuzz && ms_build_prog dm_query
 tap_check "rxe on eth0 ($addr), ib_umad" ms_rxe_wire $addr/24 umad
 dm_up() {
 	/tmp/dm_query -d $dev -x 0 -g $ll_gid -t 500 -r 0 raw 1 0x10 0

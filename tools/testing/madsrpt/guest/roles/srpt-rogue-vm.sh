@@ -19,11 +19,7 @@ port=5560
 dev=rxe-veth0
 prog=/tmp/srp_rogue
 
-build() {
-	cc -O2 -Wall -o $prog "$MS_HARNESS/progs/srp_rogue.c" -lrdmacm \
-		-libverbs
-}
-if ! out=$(build 2>&1); then
+if ! out=$(ms_build_prog srp_rogue 2>&1); then
 	ms_bail "build progs/srp_rogue.c: $(head -n 3 <<<"$out")"
 fi
 mapfile -t cases < <($prog list)
