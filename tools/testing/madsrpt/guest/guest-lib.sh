@@ -116,6 +116,24 @@ ms_srp_disks() {
 }
 
 # ms_srp_rports: the SRP remote ports ib_srp has logged in to.
+# ms_srp_add_target HOST LINE: log in, writing LINE to ib_srp's add_target
+# of HOST (srp-<device>-<port>).  A remote port deleted just before is
+# gone from sysfs before ib_srp's removal work takes its target off the
+# list that a new login is compared with, so for a few seconds the same
+# login fails with EEXIST: retry that, for up to 15 s, and nothing else.
+ms_srp_add_target() {
+	local i err
+
+	for i in $(seq 30); do
+		err=$( (echo "$2" >"/sys/class/infiniband_srp/$1/add_target") 2>&1) &&
+			return 0
+		grep -q "File exists" <<<"$err" || break
+		sleep 0.5
+	done
+	echo "$err" >&2
+	return 1
+}
+
 ms_srp_rports() {
 	ls /sys/class/srp_remote_ports/ 2>/dev/null
 }

@@ -53,8 +53,9 @@ login() {
 	local before p rport=
 
 	before=$(ms_srp_rports)
-	echo "id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0" \
-		>/sys/class/infiniband_srp/srp-ibdevsim0-$1/add_target || return 1
+	ms_srp_add_target srp-ibdevsim0-$1 \
+		"id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0" ||
+		return 1
 	for p in $(ms_srp_rports); do
 		grep -qx "$p" <<<"$before" || rport=$p
 	done

@@ -35,8 +35,9 @@ tap_check "ib_srpt target on ibdevsim1 port 1, LUN and ACL" target
 
 login() {
 	modprobe ib_srp never_register=1 || return 1
-	echo "id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0" \
-		>/sys/class/infiniband_srp/srp-ibdevsim0-1/add_target || return 1
+	ms_srp_add_target srp-ibdevsim0-1 \
+		"id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0" ||
+		return 1
 	ms_wait 60 ms_srp_disk
 }
 tap_check "ib_srp logs in over IB CM from ibdevsim0 port 1" login

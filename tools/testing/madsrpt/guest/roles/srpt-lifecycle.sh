@@ -138,8 +138,9 @@ login() {
 	local p rport=
 	disk=
 	[ -z "$(ms_srp_rports)" ] || { echo "still logged in: $(ms_srp_rports)"; return 1; }
-	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=32" \
-		>/sys/class/infiniband_srp/srp-$dev-1/add_target || return 1
+	ms_srp_add_target srp-$dev-1 \
+		"id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=32" ||
+		return 1
 	for p in $(ms_srp_rports); do
 		rport=$p
 	done
