@@ -121,6 +121,29 @@ stage "install modules into ${obj#"$MS_TOP"/}/mods"
 rm -rf "$obj/mods.new"
 make -s -C "$src" O="$obj" INSTALL_MOD_PATH="$obj/mods.new" \
 	INSTALL_MOD_STRIP=1 modules_install >/dev/null
+if [ "$variant" = upstream ]; then
+	# The IB path of the tests needs the simulated fabric, which is ours
+	# and uses only the verbs API: built out of tree against the
+	# pristine kernel, so the same ibsim tests compare the two MAD
+	# layers and ib_srpts.
+	stage "ibdevsim (ours) as an external module of the pristine kernel"
+	ext=$obj/ext-ibdevsim
+	mkdir -p "$ext"
+	for f in "$MS_TOP"/drivers/infiniband/sw/ibdevsim/*.[ch]; do
+		[ "$(basename "$f")" != ibdevsim_kunit.c ] || continue
+		cmp -s "$f" "$ext/${f##*/}" || cp "$f" "$ext/"
+	done
+	{
+		echo "obj-m += ibdevsim.o"
+		grep '^ibdevsim-y' "$MS_TOP/drivers/infiniband/sw/ibdevsim/Makefile"
+	} >"$ext/Kbuild.new"
+	cmp -s "$ext/Kbuild.new" "$ext/Kbuild" || mv "$ext/Kbuild.new" "$ext/Kbuild"
+	rm -f "$ext/Kbuild.new"
+	make -s -C "$src" O="$obj" M="$ext" modules ||
+		ms_die "ibdevsim does not build against pristine 6.12"
+	make -s -C "$src" O="$obj" M="$ext" INSTALL_MOD_PATH="$obj/mods.new" \
+		INSTALL_MOD_STRIP=1 modules_install >/dev/null
+fi
 rm -rf "$obj/mods"
 mv "$obj/mods.new" "$obj/mods"
 make -s -C "$src" O="$obj" kernelrelease >"$obj/kernelrelease"
