@@ -69,7 +69,10 @@ tap_check "ib_srp logs out" ms_srp_logout
 # channel) while ib_srp logs out (it sends its own).  Each side receives
 # the other's DREQ while waiting for a DREP.  ib_srpt must answer with a
 # DREP rather than leave the initiator's DREQ unanswered and its channel
-# waiting for ever (upstream 6.12 does not answer: its TPG disable hangs).
+# waiting for ever.  Whether the DREQs really cross depends on timing: on
+# 2026-12-02 pristine 6.12 passed this point too (its IB CM answers a DREQ
+# that comes in TIMEWAIT on its own), so it does not yet tell the two
+# ib_srpts apart.
 cm() {
 	cat /sys/class/infiniband/$1/ports/1/cm_$2_msgs/$3
 }
