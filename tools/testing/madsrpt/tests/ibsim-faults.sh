@@ -83,8 +83,12 @@ tap_check "10% of QP1 dropped on 2 cables: 20 DM profiles (80+ MADs) all answere
 	dm_lossy
 r1=$(retries)
 echo "# MAD layer retries on ibdevsim0-1: ${r0:-?} -> ${r1:-?}"
-tap_check "the MAD layer retried sends (${r0:-?} -> ${r1:-?})" \
-	test "${r1:-0}" -gt "${r0:-0}"
+if [ -e /sys/kernel/debug/ib_mad ]; then
+	tap_check "the MAD layer retried sends (${r0:-?} -> ${r1:-?})" \
+		test "${r1:-0}" -gt "${r0:-0}"
+else
+	tap_skip "the MAD layer retried sends (no MAD counters in this kernel)"
+fi
 
 # saquery sends each query once (umad_send with no retries): a lost
 # request or answer fails the run, so it gets up to 10 runs.
