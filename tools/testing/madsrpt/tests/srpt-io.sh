@@ -60,8 +60,9 @@ login() {
 	local before p rport=
 	before=$(ms_srp_rports)
 	rm -f /tmp/rport
-	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=32$1" \
-		>/sys/class/infiniband_srp/srp-$dev-1/add_target || return 1
+	ms_srp_add_target srp-$dev-1 \
+		"id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=32$1" ||
+		return 1
 	for p in $(ms_srp_rports); do
 		grep -qx "$p" <<<"$before" || rport=$p
 	done

@@ -69,8 +69,8 @@ tap_check "bad WWN and ACL names refused, good ones accepted" bad_names
 add_target() {
 	local host
 	host=$(ls /sys/class/infiniband_srp/ | head -n 1)
-	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:5556,max_cmd_per_lun=32$1" \
-		>/sys/class/infiniband_srp/$host/add_target
+	ms_srp_add_target "$host" \
+		"id_ext=$guid,ioc_guid=$guid,dest=$addr:5556,max_cmd_per_lun=32$1"
 }
 
 login() {

@@ -94,8 +94,7 @@ tap_check "restored tree matches" in_configfs
 modprobe ib_srp
 host=$(ls /sys/class/infiniband_srp/ | head -n 1)
 add_target() {
-	echo "id_ext=$1,ioc_guid=$guid,dest=$addr:$port" \
-		>/sys/class/infiniband_srp/$host/add_target
+	ms_srp_add_target "$host" "id_ext=$1,ioc_guid=$guid,dest=$addr:$port"
 }
 
 wrong_tpid() {

@@ -111,8 +111,9 @@ bench_srp() {
 	ms_srpt_target "$wwn" $lun $((256 << 20)) $port \
 		0x0000000000000000"${gid:16}" || return 1
 	modprobe ib_srp
-	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=64" \
-		>/sys/class/infiniband_srp/srp-$dev-1/add_target || return 1
+	ms_srp_add_target srp-$dev-1 \
+		"id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=64" ||
+		return 1
 	ms_wait 30 ms_srp_disk || return 1
 	disk=/dev/$(ms_srp_disk)
 	# Fill the LUN once so that reads move data the file really holds.

@@ -37,8 +37,8 @@ tap_check "srpt target, 128 MiB fileio LUN, ACLs for ib_srp and the rogue" \
 modprobe ib_srp
 
 login() {
-	echo "id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=32" \
-		>/sys/class/infiniband_srp/srp-$dev-1/add_target &&
+	ms_srp_add_target srp-$dev-1 \
+		"id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=32" &&
 	ms_wait 30 ms_srp_disk
 }
 tap_check "ib_srp logs in" login
