@@ -35,6 +35,7 @@
 #define IBDEVSIM_MFT_CAP		256
 #define IBDEVSIM_MFT_POSITIONS		3
 #define IBDEVSIM_DMA_LKEY		0x1000
+#define IBDEVSIM_MAX_SGE		8
 #define IBDEVSIM_VENDOR_ID		0x0ff1c0
 #define IBDEVSIM_HCA_DEVICE_ID		0x1dc0
 #define IBDEVSIM_SW_DEVICE_ID		0x1dc1
@@ -328,6 +329,15 @@ struct ibdevsim_mcast_att {
  * @qps: UD QPs by QP number; changes and lookups under
  *	 ibdevsim_fabric_lock
  * @qpn_next: the next QP number to try (under ibdevsim_fabric_lock)
+ * @mrs: user memory regions by key index (key >> 8): changed by
+ *	 registration and deregistration under the xarray's own lock (taken
+ *	 with interrupts off: lockdep gives it the class of @qps' lock,
+ *	 which is taken under ibdevsim_fabric_lock), looked up under RCU on
+ *	 the data path (deregistration waits for a grace period before it
+ *	 unpins the pages)
+ * @mr_next: the next key index to try
+ * @mr_gen: the low byte of the next key, so that a reused index makes a
+ *	    different key (under the lock of @mrs)
  * @mcast: the multicast attachments of the HCA's QPs (struct
  *	   ibdevsim_mcast_att), under ibdevsim_fabric_lock
  * @mcast_ngrps: the distinct MGIDs in @mcast (under ibdevsim_fabric_lock)
@@ -337,6 +347,9 @@ struct ibdevsim_hca {
 	struct ibdevsim_node *node;
 	struct xarray qps;
 	u32 qpn_next;
+	struct xarray mrs;
+	u32 mr_next;
+	u8 mr_gen;
 	struct list_head mcast;
 	u32 mcast_ngrps;
 };
@@ -399,8 +412,55 @@ struct ibdevsim_pd {
 	struct ib_pd ibpd;
 };
 
+/**
+ * struct ibdevsim_mr - a memory region
+ * @ibmr: the core's MR; its lkey and rkey are equal
+ * @pd: the PD it was registered in
+ * @umem: the pinned user memory, or NULL for the DMA MR (kernel virtual
+ *	  addresses, key IBDEVSIM_DMA_LKEY, kernel PDs only)
+ * @pages: the pages of @umem, in order
+ * @npages: entries in @pages
+ * @page_off: offset of @iova's byte in @pages[0]
+ * @iova: the address the region starts at in work requests
+ * @length: its length in bytes
+ * @access: IB_ACCESS_* rights it was registered with
+ */
 struct ibdevsim_mr {
 	struct ib_mr ibmr;
+	struct ib_pd *pd;
+	struct ib_umem *umem;
+	struct page **pages;
+	u32 npages;
+	u32 page_off;
+	u64 iova;
+	u64 length;
+	int access;
+};
+
+/**
+ * struct ibdevsim_seg - a checked piece of memory a work request names
+ * @mr: the user MR covering it, or NULL for kernel virtual addresses
+ * @addr: the address (in @mr's IOVA space when @mr is set)
+ * @len: its length in bytes
+ *
+ * Filled by ibdevsim_mem_resolve(); valid while the RCU read lock taken
+ * before resolving it is held.
+ */
+struct ibdevsim_seg {
+	const struct ibdevsim_mr *mr;
+	u64 addr;
+	u32 len;
+};
+
+/**
+ * struct ibdevsim_ucontext - a user process's context on an HCA
+ * @ibuc: the core's context
+ *
+ * Holds nothing of its own: every user object ibdevsim has lives in the
+ * kernel, and user space reaches it through ib_uverbs' commands.
+ */
+struct ibdevsim_ucontext {
+	struct ib_ucontext ibuc;
 };
 
 struct ibdevsim_ah {
@@ -596,6 +656,25 @@ u32 ibdevsim_fault_class(const struct ibdevsim_pkt *pkt);
 u32 ibdevsim_fault_decide(const struct ibdevsim_faults *f, u32 cls,
 			  const u32 draw[3]);
 int ibdevsim_link_parse(const char *buf, bool *up);
+
+/* mem.c: memory regions and copies between the memory work requests name */
+struct ib_mr *ibdevsim_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				   u64 virt, int access,
+				   struct ib_udata *udata);
+int ibdevsim_dereg_user_mr(struct ibdevsim_mr *mr);
+bool ibdevsim_mem_resolve(struct ibdevsim_hca *hca, const struct ib_pd *pd,
+			  u32 key, u64 addr, u32 len, int access,
+			  struct ibdevsim_seg *seg);
+bool ibdevsim_sges_resolve(struct ibdevsim_qp *qp, const struct ib_sge *sge,
+			   u32 n, int access, struct ibdevsim_seg *segs);
+void ibdevsim_segs_skip(struct ibdevsim_seg *segs, u32 n, u32 off);
+u32 ibdevsim_seg_copy(const struct ibdevsim_seg *dst, u32 ndst,
+		      const struct ibdevsim_seg *src, u32 nsrc, u32 len);
+
+static inline struct ibdevsim_seg ibdevsim_kseg(const void *buf, u32 len)
+{
+	return (struct ibdevsim_seg){ .addr = (uintptr_t)buf, .len = len };
+}
 
 /* sma.c: the subnet management and performance management agents */
 int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,

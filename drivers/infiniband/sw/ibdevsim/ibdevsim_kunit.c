@@ -3,9 +3,10 @@
  * KUnit tests of ibdevsim's wire rules (wire.c): directed-route hop
  * processing at a switch, the LFT lookup, PortInfo and NodeInfo layouts
  * and the validation of a PortInfo Set, the MFT lookup and the rules of
- * multicast attachments; and of its fault knobs (fault.c):
+ * multicast attachments; of its fault knobs (fault.c):
  * which packets they cover, what they decide for given random draws and
- * what the "link" knob accepts.
+ * what the "link" knob accepts; and of its memory regions (mem.c): which
+ * keys, PDs, rights and bounds are accepted, and copies across pages.
  */
 
 #include <kunit/test.h>
@@ -450,6 +451,171 @@ static void mcast_match(struct kunit *test)
 						      &att.mgid));
 }
 
+/*
+ * Memory regions (mem.c): a user MR of three pages at IOVA 0x10000 whose
+ * first byte sits 100 bytes into its first page, in an HCA's table under
+ * key index 0x123.
+ */
+struct mr_fixture {
+	struct ibdevsim_hca *hca;
+	struct ib_pd kpd, upd, upd2;
+	struct ibdevsim_mr mr;
+	struct page *pages[3];
+	u32 key;
+	struct ibdevsim_seg seg;
+};
+
+static void mr_fixture_exit(void *data)
+{
+	struct mr_fixture *f = data;
+	int i;
+
+	xa_destroy(&f->hca->mrs);
+	for (i = 0; i < ARRAY_SIZE(f->pages); i++)
+		if (f->pages[i])
+			__free_page(f->pages[i]);
+	kfree(f->hca);
+}
+
+static struct mr_fixture *mr_fixture_init(struct kunit *test, int access)
+{
+	struct mr_fixture *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->hca = kzalloc(sizeof(*f->hca), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f->hca);
+	xa_init_flags(&f->hca->mrs, XA_FLAGS_ALLOC);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mr_fixture_exit,
+							f), 0);
+	for (i = 0; i < ARRAY_SIZE(f->pages); i++) {
+		f->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		KUNIT_ASSERT_NOT_NULL(test, f->pages[i]);
+	}
+	/* Any non-NULL uobject makes a PD a user's. */
+	f->upd.uobject = (struct ib_uobject *)&f->kpd;
+	f->upd2.uobject = (struct ib_uobject *)&f->kpd;
+	f->mr.pd = &f->upd;
+	f->mr.pages = f->pages;
+	f->mr.npages = ARRAY_SIZE(f->pages);
+	f->mr.page_off = 100;
+	f->mr.iova = 0x10000;
+	f->mr.length = 3 * PAGE_SIZE - 100;
+	f->mr.access = access;
+	f->key = 0x123 << 8 | 0x45;
+	f->mr.ibmr.lkey = f->key;
+	f->mr.ibmr.rkey = f->key;
+	KUNIT_ASSERT_EQ(test, xa_insert(&f->hca->mrs, 0x123, &f->mr,
+					GFP_KERNEL), 0);
+	return f;
+}
+
+/* ibdevsim_mem_resolve() in @f's HCA, the segment left in @f->seg. */
+static bool res(struct mr_fixture *f, struct ib_pd *pd, u32 key, u64 addr,
+		u32 len, int access)
+{
+	return ibdevsim_mem_resolve(f->hca, pd, key, addr, len, access,
+				    &f->seg);
+}
+
+/* Which keys, PDs, rights and bounds ibdevsim_mem_resolve() accepts. */
+static void mem_resolve_rules(struct kunit *test)
+{
+	struct mr_fixture *f = mr_fixture_init(test, IB_ACCESS_LOCAL_WRITE |
+					       IB_ACCESS_REMOTE_READ);
+	u64 iova = f->mr.iova, end = f->mr.iova + f->mr.length;
+	struct ib_pd *u = &f->upd;
+	u32 key = f->key;
+
+	rcu_read_lock();
+	/* The DMA key: kernel PDs only, any address. */
+	KUNIT_EXPECT_TRUE(test, res(f, &f->kpd, IBDEVSIM_DMA_LKEY,
+				    0xffff888000001000ULL, 64,
+				    IB_ACCESS_REMOTE_WRITE));
+	KUNIT_EXPECT_NULL(test, f->seg.mr);
+	KUNIT_EXPECT_FALSE(test, res(f, u, IBDEVSIM_DMA_LKEY, iova, 64, 0));
+	/* Nothing to touch: always valid, whatever the key. */
+	KUNIT_EXPECT_TRUE(test, res(f, u, 0xdead, 0, 0, 0));
+	/* The whole MR, with rights it has; its last byte. */
+	KUNIT_EXPECT_TRUE(test, res(f, u, key, iova, f->mr.length,
+				    IB_ACCESS_LOCAL_WRITE |
+				    IB_ACCESS_REMOTE_READ));
+	KUNIT_EXPECT_PTR_EQ(test, f->seg.mr, &f->mr);
+	KUNIT_EXPECT_EQ(test, f->seg.addr, iova);
+	KUNIT_EXPECT_TRUE(test, res(f, u, key, end - 1, 1, 0));
+	/* A right it lacks, another PD, a stale generation, no such index. */
+	KUNIT_EXPECT_FALSE(test, res(f, u, key, iova, 8,
+				     IB_ACCESS_REMOTE_WRITE));
+	KUNIT_EXPECT_FALSE(test, res(f, &f->upd2, key, iova, 8, 0));
+	KUNIT_EXPECT_FALSE(test, res(f, u, key ^ 1, iova, 8, 0));
+	KUNIT_EXPECT_FALSE(test, res(f, u, key + 0x100, iova, 8, 0));
+	/* Out of bounds: before, past the end, longer, wrapping around. */
+	KUNIT_EXPECT_FALSE(test, res(f, u, key, iova - 1, 8, 0));
+	KUNIT_EXPECT_FALSE(test, res(f, u, key, end - 7, 8, 0));
+	KUNIT_EXPECT_FALSE(test, res(f, u, key, iova, f->mr.length + 1, 0));
+	KUNIT_EXPECT_FALSE(test, res(f, u, key, U64_MAX - 3, 8, 0));
+	rcu_read_unlock();
+}
+
+/* Bytes go to the right pages, at the MR's offset, and stop in time. */
+static void mem_seg_copy(struct kunit *test)
+{
+	struct mr_fixture *f = mr_fixture_init(test, IB_ACCESS_LOCAL_WRITE);
+	struct ibdevsim_seg dst[2], src[2];
+	u8 *buf, *back, *p1, *p2;
+	u32 i;
+
+	buf = kunit_kmalloc(test, 6000, GFP_KERNEL);
+	back = kunit_kzalloc(test, 6000, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	/* Never 0, the value of bytes no copy touched. */
+	for (i = 0; i < 6000; i++)
+		buf[i] = i % 251 + 1;
+
+	rcu_read_lock();
+	/* 5000 bytes from two kernel pieces into MR bytes 10..5009. */
+	src[0] = ibdevsim_kseg(buf, 1000);
+	src[1] = ibdevsim_kseg(buf + 1000, 5000);
+	KUNIT_ASSERT_TRUE(test, res(f, &f->upd, f->key, f->mr.iova + 10, 5000,
+				    IB_ACCESS_LOCAL_WRITE));
+	dst[0] = f->seg;
+	KUNIT_EXPECT_EQ(test, ibdevsim_seg_copy(dst, 1, src, 2, 5000), 5000);
+	rcu_read_unlock();
+	/* MR byte b is page (b + 100) / PAGE_SIZE, offset (b + 100) % ... */
+	p1 = page_address(f->pages[0]);
+	p2 = page_address(f->pages[1]);
+	KUNIT_EXPECT_EQ(test, p1[109], 0);
+	KUNIT_EXPECT_EQ(test, p1[110], buf[0]);
+	KUNIT_EXPECT_EQ(test, p1[PAGE_SIZE - 1], buf[PAGE_SIZE - 111]);
+	KUNIT_EXPECT_EQ(test, p2[0], buf[PAGE_SIZE - 110]);
+	KUNIT_EXPECT_EQ(test, p2[5110 - PAGE_SIZE - 1], buf[4999]);
+	KUNIT_EXPECT_EQ(test, p2[5110 - PAGE_SIZE], 0);
+
+	/* Back out through two MR pieces, the first 2 bytes skipped. */
+	rcu_read_lock();
+	KUNIT_ASSERT_TRUE(test, res(f, &f->upd, f->key, f->mr.iova + 10, 3000,
+				    0));
+	src[0] = f->seg;
+	KUNIT_ASSERT_TRUE(test, res(f, &f->upd, f->key, f->mr.iova + 3010,
+				    2000, 0));
+	src[1] = f->seg;
+	ibdevsim_segs_skip(src, 2, 2);
+	KUNIT_EXPECT_EQ(test, src[0].len, 2998);
+	dst[0] = ibdevsim_kseg(back, 6000);
+	KUNIT_EXPECT_EQ(test, ibdevsim_seg_copy(dst, 1, src, 2, 6000), 4998);
+	KUNIT_EXPECT_MEMEQ(test, back, buf + 2, 4998);
+	/* A shorter destination list ends the copy. */
+	dst[0] = ibdevsim_kseg(back, 10);
+	dst[1] = ibdevsim_kseg(back + 100, 5);
+	KUNIT_EXPECT_EQ(test, ibdevsim_seg_copy(dst, 2, src, 2, 6000), 15);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, back[9], buf[11]);
+	KUNIT_EXPECT_EQ(test, back[100], buf[12]);
+	KUNIT_EXPECT_EQ(test, back[104], buf[16]);
+	KUNIT_EXPECT_EQ(test, back[105], buf[107]);
+}
+
 static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
@@ -464,6 +630,8 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(mft_lookup),
 	KUNIT_CASE(mcast_attach_rules),
 	KUNIT_CASE(mcast_match),
+	KUNIT_CASE(mem_resolve_rules),
+	KUNIT_CASE(mem_seg_copy),
 	{}
 };
 

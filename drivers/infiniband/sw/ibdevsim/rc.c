@@ -13,9 +13,10 @@
  * once its transport retries are spent.  Any error moves the QP to the
  * error state, which flushes the rest of its work.
  *
- * Remote addresses are not checked beyond the R_Key: the only R_Key is
- * the global DMA key, which covers all memory, as an unsafe global R_Key
- * does on hardware.
+ * Buffers are checked against the MRs their keys name (mem.c) when the
+ * data moves.  The DMA key, which kernel ULPs use as L_Key and R_Key,
+ * covers all kernel memory, as an unsafe global R_Key does on hardware;
+ * user QPs must use registered MRs.
  */
 
 #include <linux/delay.h>
@@ -92,33 +93,16 @@ void ibdevsim_rc_fill_swqe(struct ibdevsim_swqe *swqe,
 }
 
 /*
- * Copy between two SGE lists, @len bytes at most; returns the bytes
- * copied (less when @dst is shorter).
+ * Check the requester's own buffers of @swqe, which a READ writes into;
+ * false if an L_Key, a bound or a right is wrong.
  */
-static u32 ibdevsim_sge_copy(const struct ib_sge *dst, u32 ndst,
-			     const struct ib_sge *src, u32 nsrc, u32 len)
+static bool ibdevsim_rc_local(struct ibdevsim_qp *req,
+			      const struct ibdevsim_swqe *swqe,
+			      struct ibdevsim_seg *segs)
 {
-	u32 di = 0, si = 0, doff = 0, soff = 0, done = 0;
-
-	while (done < len && di < ndst && si < nsrc) {
-		u32 n = min3(dst[di].length - doff, src[si].length - soff,
-			     len - done);
-
-		memcpy((void *)(uintptr_t)(dst[di].addr + doff),
-		       (void *)(uintptr_t)(src[si].addr + soff), n);
-		done += n;
-		doff += n;
-		soff += n;
-		if (doff == dst[di].length) {
-			di++;
-			doff = 0;
-		}
-		if (soff == src[si].length) {
-			si++;
-			soff = 0;
-		}
-	}
-	return done;
+	return ibdevsim_sges_resolve(req, swqe->sgl, swqe->num_sge,
+				     swqe->wr_opcode == IB_WR_RDMA_READ ?
+				     IB_ACCESS_LOCAL_WRITE : 0, segs);
 }
 
 /**
@@ -164,6 +148,7 @@ static enum ib_wc_status ibdevsim_rc_consume_recv(struct ibdevsim_qp *qp,
 						  u32 len, bool copy)
 {
 	const struct ibdevsim_swqe *swqe = pkt->rc->swqe;
+	struct ibdevsim_seg dst[IBDEVSIM_MAX_SGE], src[IBDEVSIM_MAX_SGE];
 	struct ib_wc wc = {
 		.status = IB_WC_SUCCESS,
 		.opcode = copy ? IB_WC_RECV : IB_WC_RECV_RDMA_WITH_IMM,
@@ -178,6 +163,9 @@ static enum ib_wc_status ibdevsim_rc_consume_recv(struct ibdevsim_qp *qp,
 	struct ibdevsim_rwqe *rwqe;
 	u32 i, room = 0;
 
+	/* The requester's buffers, checked when it sent: the MR may be gone. */
+	if (copy && !ibdevsim_rc_local(pkt->rc->qp, swqe, src))
+		return IB_WC_LOC_PROT_ERR;
 	spin_lock(&qp->rq_lock);
 	if (!qp->rq_count) {
 		spin_unlock(&qp->rq_lock);
@@ -187,16 +175,18 @@ static enum ib_wc_status ibdevsim_rc_consume_recv(struct ibdevsim_qp *qp,
 	qp->rq_head = (qp->rq_head + 1) % qp->rq_max;
 	qp->rq_count--;
 	wc.wr_id = rwqe->wr_id;
-	for (i = 0; i < rwqe->num_sge; i++) {
-		if (rwqe->sge[i].length && rwqe->sge[i].lkey != IBDEVSIM_DMA_LKEY)
-			wc.status = IB_WC_LOC_PROT_ERR;
+	for (i = 0; i < rwqe->num_sge; i++)
 		room += rwqe->sge[i].length;
+	if (copy) {
+		if (!ibdevsim_sges_resolve(qp, rwqe->sge, rwqe->num_sge,
+					   IB_ACCESS_LOCAL_WRITE, dst))
+			wc.status = IB_WC_LOC_PROT_ERR;
+		else if (room < len)
+			wc.status = IB_WC_LOC_LEN_ERR;
+		else
+			ibdevsim_seg_copy(dst, rwqe->num_sge, src,
+					  swqe->num_sge, len);
 	}
-	if (wc.status == IB_WC_SUCCESS && copy && room < len)
-		wc.status = IB_WC_LOC_LEN_ERR;
-	if (wc.status == IB_WC_SUCCESS && copy)
-		ibdevsim_sge_copy(rwqe->sge, rwqe->num_sge, swqe->sgl,
-				  swqe->num_sge, len);
 	spin_unlock(&qp->rq_lock);
 
 	if (swqe->wr_opcode == IB_WR_SEND_WITH_INV) {
@@ -214,27 +204,32 @@ static enum ib_wc_status ibdevsim_rc_consume_recv(struct ibdevsim_qp *qp,
 						IB_WC_REM_OP_ERR;
 }
 
-/* Carry out an RDMA WRITE or READ at the responder @qp. */
+/*
+ * Carry out an RDMA WRITE or READ of @req at the responder @qp: the R_Key
+ * must name memory of @qp's PD, with the right the QP grants too.
+ */
 static enum ib_wc_status ibdevsim_rc_rdma(struct ibdevsim_qp *qp,
+					  struct ibdevsim_qp *req,
 					  const struct ibdevsim_swqe *swqe,
 					  u32 len)
 {
 	int need = swqe->wr_opcode == IB_WR_RDMA_READ ?
 		   IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE;
-	struct ib_sge remote = {
-		.addr = swqe->remote_addr,
-		.length = len,
-	};
+	struct ibdevsim_seg local[IBDEVSIM_MAX_SGE], remote;
 
 	/* A zero-length RDMA touches no memory: no R_Key check (IBTA 9.4). */
 	if (!len)
 		return IB_WC_SUCCESS;
-	if (swqe->rkey != IBDEVSIM_DMA_LKEY || !(qp->access & need))
+	if (!(qp->access & need) ||
+	    !ibdevsim_mem_resolve(qp->hca, qp->ibqp.pd, swqe->rkey,
+				  swqe->remote_addr, len, need, &remote))
 		return IB_WC_REM_ACCESS_ERR;
+	if (!ibdevsim_rc_local(req, swqe, local))
+		return IB_WC_LOC_PROT_ERR;
 	if (swqe->wr_opcode == IB_WR_RDMA_READ)
-		ibdevsim_sge_copy(swqe->sgl, swqe->num_sge, &remote, 1, len);
+		ibdevsim_seg_copy(local, swqe->num_sge, &remote, 1, len);
 	else
-		ibdevsim_sge_copy(&remote, 1, swqe->sgl, swqe->num_sge, len);
+		ibdevsim_seg_copy(&remote, 1, local, swqe->num_sge, len);
 	return IB_WC_SUCCESS;
 }
 
@@ -261,6 +256,8 @@ void ibdevsim_rc_recv_locked(struct ibdevsim_qp *qp,
 	     qp->state != IB_QPS_SQD) ||
 	    qp->dest_qpn != op->qp->ibqp.qp_num)
 		return;
+	/* Keeps the MRs the buffers resolve to until the copies are done. */
+	rcu_read_lock();
 	switch (swqe->wr_opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
@@ -268,15 +265,16 @@ void ibdevsim_rc_recv_locked(struct ibdevsim_qp *qp,
 		op->status = ibdevsim_rc_consume_recv(qp, pkt, len, true);
 		break;
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		op->status = ibdevsim_rc_rdma(qp, swqe, len);
+		op->status = ibdevsim_rc_rdma(qp, op->qp, swqe, len);
 		if (op->status == IB_WC_SUCCESS)
 			op->status = ibdevsim_rc_consume_recv(qp, pkt, len,
 							      false);
 		break;
 	default:
-		op->status = ibdevsim_rc_rdma(qp, swqe, len);
+		op->status = ibdevsim_rc_rdma(qp, op->qp, swqe, len);
 		break;
 	}
+	rcu_read_unlock();
 }
 
 /* One try of an RC request: the status the responder gave. */
@@ -289,13 +287,17 @@ static enum ib_wc_status ibdevsim_rc_try(struct ibdevsim_qp *qp,
 		.swqe = swqe,
 		.status = IB_WC_RETRY_EXC_ERR,
 	};
+	struct ibdevsim_seg segs[IBDEVSIM_MAX_SGE];
 	struct ibdevsim_pkt *pkt;
 	unsigned long flags;
-	u32 i;
+	bool ok;
 
-	for (i = 0; i < swqe->num_sge; i++)
-		if (swqe->sgl[i].length && swqe->sgl[i].lkey != IBDEVSIM_DMA_LKEY)
-			return IB_WC_LOC_PROT_ERR;
+	/* Checked again where the data moves: the MR may go meanwhile. */
+	rcu_read_lock();
+	ok = ibdevsim_rc_local(qp, swqe, segs);
+	rcu_read_unlock();
+	if (!ok)
+		return IB_WC_LOC_PROT_ERR;
 	pkt = ibdevsim_pkt_alloc(0, GFP_KERNEL);
 	if (!pkt)
 		return IB_WC_LOC_QP_OP_ERR;

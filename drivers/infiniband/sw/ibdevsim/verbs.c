@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ibdevsim: the ib_device of an HCA and its verbs (PD, DMA MR, AH, CQ,
- * the SMI, GSI, UD and RC QPs and UD multicast attachments; RC requests
- * are carried out in rc.c).
+ * ibdevsim: the ib_device of an HCA and its verbs (PD, MRs, AH, CQ, the
+ * SMI, GSI, UD and RC QPs and UD multicast attachments; RC requests are
+ * carried out in rc.c, MRs and the copies checked against them live in
+ * mem.c), for kernel ULPs and, through ib_uverbs, for user processes.
  *
  * post_send() copies the payload into a packet and queues it; the QP's
  * send work puts it on the wire (ibdevsim_xmit()) and completes it, never
@@ -17,7 +18,6 @@
 #include "ibdevsim.h"
 
 #define IBDEVSIM_MAX_WR		16384
-#define IBDEVSIM_MAX_SGE	8
 #define IBDEVSIM_MAX_CQE	65536
 
 static int ibdevsim_query_device(struct ib_device *ibdev,
@@ -186,17 +186,24 @@ static struct ib_mr *ibdevsim_get_dma_mr(struct ib_pd *pd, int access)
 	return &mr->ibmr;
 }
 
-static struct ib_mr *ibdevsim_reg_user_mr(struct ib_pd *pd, u64 start,
-					  u64 length, u64 virt, int access,
-					  struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
 static int ibdevsim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	kfree(container_of(ibmr, struct ibdevsim_mr, ibmr));
+	struct ibdevsim_mr *mr = container_of(ibmr, struct ibdevsim_mr, ibmr);
+
+	if (mr->umem)
+		return ibdevsim_dereg_user_mr(mr);
+	kfree(mr);
 	return 0;
+}
+
+static int ibdevsim_alloc_ucontext(struct ib_ucontext *uctx,
+				   struct ib_udata *udata)
+{
+	return 0;
+}
+
+static void ibdevsim_dealloc_ucontext(struct ib_ucontext *uctx)
+{
 }
 
 static int ibdevsim_create_ah(struct ib_ah *ibah,
@@ -474,8 +481,11 @@ static int ibdevsim_create_qp(struct ib_qp *ibqp,
 	u32 qpn;
 	int ret;
 
-	if (udata || init->srq || init->create_flags)
+	if (init->srq || init->create_flags)
 		return -EOPNOTSUPP;
+	if (udata && (init->qp_type == IB_QPT_SMI ||
+		      init->qp_type == IB_QPT_GSI))
+		return -EINVAL;
 	if (init->qp_type != IB_QPT_SMI && init->qp_type != IB_QPT_GSI &&
 	    init->qp_type != IB_QPT_UD && init->qp_type != IB_QPT_RC)
 		return -EOPNOTSUPP;
@@ -684,8 +694,6 @@ static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	enum ib_qp_state cur, next;
 	unsigned long flags;
 
-	if (udata)
-		return -EOPNOTSUPP;
 	cur = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state;
 	next = mask & IB_QP_STATE ? attr->qp_state : cur;
 	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
@@ -768,26 +776,21 @@ static struct ibdevsim_pkt *ibdevsim_build_pkt(struct ibdevsim_qp *qp,
 	struct ibdevsim_port *port = &qp->hca->node->ports[qp->port];
 	struct ibdevsim_ah *ah = container_of(wr->ah, struct ibdevsim_ah, ibah);
 	const struct rdma_ah_attr *aa = &ah->attr;
+	struct ibdevsim_seg segs[IBDEVSIM_MAX_SGE], to;
 	struct ibdevsim_pkt *pkt;
 	unsigned long flags;
 	u16 pkey_index;
-	u32 off = 0;
-	int i;
 
 	pkt = ibdevsim_pkt_alloc(len, GFP_ATOMIC);
 	if (!pkt)
 		return NULL;
-	for (i = 0; i < wr->wr.num_sge; i++) {
-		const struct ib_sge *sge = &wr->wr.sg_list[i];
-
-		if (sge->lkey != IBDEVSIM_DMA_LKEY) {
-			*status = IB_WC_LOC_PROT_ERR;
-			break;
-		}
-		memcpy(pkt->data + off, (void *)(uintptr_t)sge->addr,
-		       sge->length);
-		off += sge->length;
-	}
+	to = ibdevsim_kseg(pkt->data, len);
+	rcu_read_lock();
+	if (ibdevsim_sges_resolve(qp, wr->wr.sg_list, wr->wr.num_sge, 0, segs))
+		ibdevsim_seg_copy(&to, 1, segs, wr->wr.num_sge, len);
+	else
+		*status = IB_WC_LOC_PROT_ERR;
+	rcu_read_unlock();
 	pkt->vl15 = qp->ibqp.qp_type == IB_QPT_SMI;
 	pkt->dlid = rdma_ah_get_dlid(aa);
 	pkt->sl = rdma_ah_get_sl(aa);
@@ -950,29 +953,6 @@ static int ibdevsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	return ret;
 }
 
-/* Copy @len bytes to byte @off of a receive's buffers; false if too small. */
-static bool ibdevsim_copy_to_sges(const struct ibdevsim_rwqe *rwqe, u32 off,
-				  const void *src, u32 len)
-{
-	u32 i;
-
-	for (i = 0; i < rwqe->num_sge && len; i++) {
-		const struct ib_sge *sge = &rwqe->sge[i];
-		u32 n;
-
-		if (off >= sge->length) {
-			off -= sge->length;
-			continue;
-		}
-		n = min(len, sge->length - off);
-		memcpy((void *)(uintptr_t)(sge->addr + off), src, n);
-		src += n;
-		len -= n;
-		off = 0;
-	}
-	return !len;
-}
-
 /**
  * ibdevsim_qp_deliver_locked() - a packet lands in a QP's receive queue
  * @qp: the destination QP
@@ -991,6 +971,7 @@ void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
 				u16 pkey_index, u8 port)
 {
 	struct ibdevsim_port *p = &qp->hca->node->ports[port];
+	struct ibdevsim_seg segs[IBDEVSIM_MAX_SGE], from[2];
 	struct ibdevsim_rwqe *rwqe;
 	struct ib_wc wc = {};
 	u32 i, room = 0;
@@ -1008,21 +989,27 @@ void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
 	qp->rq_head = (qp->rq_head + 1) % qp->rq_max;
 	qp->rq_count--;
 	wc.status = IB_WC_SUCCESS;
-	for (i = 0; i < rwqe->num_sge; i++) {
-		if (rwqe->sge[i].lkey != IBDEVSIM_DMA_LKEY)
-			wc.status = IB_WC_LOC_PROT_ERR;
+	for (i = 0; i < rwqe->num_sge; i++)
 		room += rwqe->sge[i].length;
-	}
-	if (wc.status == IB_WC_SUCCESS &&
-	    room < sizeof(struct ib_grh) + pkt->len)
+	rcu_read_lock();
+	if (!ibdevsim_sges_resolve(qp, rwqe->sge, rwqe->num_sge,
+				   IB_ACCESS_LOCAL_WRITE, segs))
+		wc.status = IB_WC_LOC_PROT_ERR;
+	else if (room < sizeof(struct ib_grh) + pkt->len)
 		wc.status = IB_WC_LOC_LEN_ERR;
 	if (wc.status == IB_WC_SUCCESS) {
-		if (pkt->has_grh)
-			ibdevsim_copy_to_sges(rwqe, 0, &pkt->grh,
-					      sizeof(pkt->grh));
-		ibdevsim_copy_to_sges(rwqe, sizeof(struct ib_grh), pkt->data,
-				      pkt->len);
+		/* The GRH area is left as it was when there is no GRH. */
+		from[0] = ibdevsim_kseg(&pkt->grh, sizeof(pkt->grh));
+		from[1] = ibdevsim_kseg(pkt->data, pkt->len);
+		if (!pkt->has_grh) {
+			ibdevsim_segs_skip(segs, rwqe->num_sge,
+					   sizeof(pkt->grh));
+			from[0].len = 0;
+		}
+		ibdevsim_seg_copy(segs, rwqe->num_sge, from, 2,
+				  from[0].len + pkt->len);
 	}
+	rcu_read_unlock();
 	wc.wr_id = rwqe->wr_id;
 	spin_unlock(&qp->rq_lock);
 
@@ -1053,6 +1040,7 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	.create_ah = ibdevsim_create_ah,
 	.create_cq = ibdevsim_create_cq,
 	.create_qp = ibdevsim_create_qp,
+	.create_user_ah = ibdevsim_create_ah,
 	.dealloc_pd = ibdevsim_dealloc_pd,
 	.dereg_mr = ibdevsim_dereg_mr,
 	.destroy_ah = ibdevsim_destroy_ah,
@@ -1084,6 +1072,30 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, ibdevsim_qp, ibqp),
 };
 
+static bool user_verbs = true;
+module_param(user_verbs, bool, 0444);
+MODULE_PARM_DESC(user_verbs,
+		 "Give each HCA a uverbs device that rdma-core's ipathverbs provider drives (default: yes)");
+
+/*
+ * User verbs.  Debian's rdma-core ships providers, not the headers to
+ * build one, so ibdevsim speaks the oldest user ABI a shipped provider
+ * still drives: qib's version 1, in which every post, poll and CQ arm is
+ * an ib_uverbs command and nothing is shared with user space through
+ * mmap().  ipathverbs takes a device by its driver ID, so an HCA reports
+ * qib's; the ID means nothing else to the kernel (qib itself never
+ * unregisters by driver ID).
+ */
+static const struct ib_device_ops ibdevsim_uverbs_ops = {
+	.driver_id = RDMA_DRIVER_QIB,
+	.uverbs_abi_ver = 1,
+
+	.alloc_ucontext = ibdevsim_alloc_ucontext,
+	.dealloc_ucontext = ibdevsim_dealloc_ucontext,
+
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, ibdevsim_ucontext, ibuc),
+};
+
 /**
  * ibdevsim_hca_register() - give an HCA node its ib_device
  * @node: the node
@@ -1101,6 +1113,7 @@ int ibdevsim_hca_register(struct ibdevsim_node *node)
 		return -ENOMEM;
 	hca->node = node;
 	xa_init_flags(&hca->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&hca->mrs, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	hca->qpn_next = 2;
 	INIT_LIST_HEAD(&hca->mcast);
 	hca->ibdev.node_type = RDMA_NODE_IB_CA;
@@ -1111,11 +1124,21 @@ int ibdevsim_hca_register(struct ibdevsim_node *node)
 	hca->ibdev.dev.parent = &node->dev;
 	memcpy(hca->ibdev.node_desc, node->desc, IB_DEVICE_NODE_DESC_MAX);
 	ib_set_device_ops(&hca->ibdev, &ibdevsim_dev_ops);
+	if (user_verbs) {
+		ib_set_device_ops(&hca->ibdev, &ibdevsim_uverbs_ops);
+		/* The data-path commands the ABI carries, off by default. */
+		hca->ibdev.uverbs_cmd_mask |=
+			BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
+			BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
+			BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+			BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
+	}
 	node->hca = hca;
 	ret = ib_register_device(&hca->ibdev, "ibdevsim%d", NULL);
 	if (ret) {
 		node->hca = NULL;
 		xa_destroy(&hca->qps);
+		xa_destroy(&hca->mrs);
 		ib_dealloc_device(&hca->ibdev);
 	}
 	return ret;
@@ -1133,6 +1156,7 @@ void ibdevsim_hca_unregister(struct ibdevsim_node *node)
 
 	ib_unregister_device(&hca->ibdev);
 	xa_destroy(&hca->qps);
+	xa_destroy(&hca->mrs);
 	node->hca = NULL;
 	ib_dealloc_device(&hca->ibdev);
 }

@@ -38,10 +38,10 @@ tap_check "opensm brings every port ACTIVE with a LID" \
 	ms_wait 120 ms_ibsim_all_active
 tap_check "opensm reports SUBNET UP" ms_wait 60 ms_ibsim_sm_up
 
-# What ibsrpdm and srp_daemon do, by hand (both open the device with
-# libibverbs even in one-shot mode, and ibdevsim has no user-space verbs
-# provider): ask the SA for the ports with IsDeviceManagementSupported,
-# then ask each of them for its DM profile with LID-routed MADs.
+# What ibsrpdm and srp_daemon do (ibsim-uverbs runs the tools
+# themselves), by hand: ask the SA for the ports with
+# IsDeviceManagementSupported, then ask each of them for its DM profile
+# with LID-routed MADs.
 sa_dm_ports() {
 	local out
 

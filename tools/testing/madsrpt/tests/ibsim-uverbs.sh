@@ -1,0 +1,218 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ibsim-uverbs: user-space verbs on ibdevsim's fabric, with Debian's own
+# tools.  rdma-core's ipathverbs provider drives the simulated HCAs
+# (ibdevsim speaks qib's command-only user ABI, version 1), so that:
+# ibv_devinfo sees two InfiniBand HCAs; progs/uverbs_keys moves data by
+# RDMA WRITE, READ and SEND between user MRs of the two HCAs and proves
+# that bad L_Keys and R_Keys (wrong rights, out of bounds, another PD's,
+# deregistered, the kernel's DMA key) fail with the statuses hardware
+# gives; ibv_rc_pingpong and ibv_ud_pingpong cross the switch; ibsrpdm
+# and srp_daemon find ib_srpt's I/O controller through the SA and DM MADs
+# and print the login line ib_srp then logs in with over IB CM (4 MiB
+# verified); over IPoIB, with the initiator's port in netns "ini", rping
+# verifies 20 pings over RDMA/CM and ucmatose makes 10 connections.
+# timeout: 500
+
+. "$MS_HARNESS/guest/guest-lib.sh"
+
+tap_plan 17
+
+g0=0002c90300001000
+tgid=fe800000000000000002c90300002001
+wwn=0x$tgid
+acl=0x00000000000000000002c90300001001
+ini_ip=10.21.0.1 tgt_ip=10.21.0.2
+
+tap_check "ibdevsim loads, 2 HCAs, a switch, 4 cables" ms_ibsim_fabric
+# ib_srpt first: ibdevsim's SMA sends no trap when a capability changes,
+# so opensm learns of IsDeviceManagementSupported from its first sweep.
+target() {
+	modprobe ib_srpt && modprobe target_core_file &&
+	ms_srpt_target $wwn /tmp/lun0 $((64 << 20)) 0 $acl
+}
+tap_check "ib_srpt target on ibdevsim1 port 1, LUN and ACL" target
+ms_ibsim_opensm
+tap_check "opensm brings every port ACTIVE with a LID" \
+	ms_wait 120 ms_ibsim_all_active
+
+devinfo() {
+	local d out
+
+	for d in ibdevsim0 ibdevsim1; do
+		out=$(ibv_devinfo -d $d) || { echo "$out"; return 1; }
+		echo "$out"
+		grep -q "transport:.*InfiniBand" <<<"$out" &&
+		[ "$(grep -c "state:.*PORT_ACTIVE" <<<"$out")" -eq 2 ] &&
+		[ "$(grep -c "link_layer:.*InfiniBand" <<<"$out")" -eq 2 ] ||
+			return 1
+	done
+}
+tap_check "ibv_devinfo: both HCAs, InfiniBand, every port ACTIVE" devinfo
+ibv_devinfo -d ibdevsim0 | sed -n '1,6p' | sed 's/^/# /'
+
+keys_rc=1
+if ms_build_prog uverbs_keys; then
+	timeout 120 /tmp/uverbs_keys ibdevsim0 ibdevsim1 >/tmp/keys.out 2>&1
+	keys_rc=$?
+fi
+sed 's/^/# /' /tmp/keys.out 2>/dev/null
+if ms_tap_passed "$(cat /tmp/keys.out 2>/dev/null)" $keys_rc &&
+   [ "$ms_p" -eq 10 ]; then
+	tap_ok "uverbs_keys: RDMA and SEND between user MRs, every bad key refused"
+else
+	tap_fail "uverbs_keys: RDMA and SEND between user MRs, every bad key refused ($ms_p passed, $ms_f failed, exit $keys_rc)"
+fi
+
+# pingpong NAME ARGS...: the server on ibdevsim1 port 1, the client on
+# ibdevsim0 port 1; they swap LIDs and QPNs over TCP on the loopback.
+pingpong() {
+	local prog=$1 srv rc out
+	shift
+
+	timeout 60 "$prog" -d ibdevsim1 -i 1 "$@" >/tmp/pp-srv.out 2>&1 &
+	srv=$!
+	sleep 1
+	out=$(timeout 60 "$prog" -d ibdevsim0 -i 1 "$@" 127.0.0.1 2>&1)
+	rc=$?
+	wait $srv || rc=1
+	echo "$out"
+	cat /tmp/pp-srv.out
+	[ $rc = 0 ] && grep -q "iters in" <<<"$out"
+}
+tap_check "ibv_rc_pingpong: 500 x 4 KiB across the switch" \
+	pingpong ibv_rc_pingpong -n 500 -s 4096
+tap_check "ibv_ud_pingpong: 500 x 2 KiB datagrams across the switch" \
+	pingpong ibv_ud_pingpong -n 500 -s 2048
+
+# The line for ibdevsim1 port 1: the IOC GUID and service id are the
+# first HCA's node GUID (ib_srpt's default), the target port its GID.
+want="id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0"
+umad_of() {
+	local u
+
+	for u in /sys/class/infiniband_mad/umad*; do
+		[ "$(cat $u/ibdev)" = "$1" ] && [ "$(cat $u/port)" = "$2" ] &&
+			basename $u && return 0
+	done
+	return 1
+}
+umad=$(umad_of ibdevsim0 1)
+# Both tools ask the SA for the ports with the DM capability.
+sa_dm_ports() {
+	[ "$(saquery -C ibdevsim0 -P 1 PortInfoRecord 2>/dev/null |
+		grep -c IsDeviceManagementSupported)" -eq 4 ]
+}
+tap_check "the SA lists the 4 ports with IsDeviceManagementSupported" \
+	ms_wait 60 sa_dm_ports
+srpdm() {
+	local out
+
+	out=$(timeout 60 ibsrpdm -c -d /dev/infiniband/${umad:-none} 2>&1)
+	echo "$out"
+	grep -qFx "$want" <<<"$out"
+}
+tap_check "ibsrpdm -c from ibdevsim0 port 1 ($umad) prints $want" srpdm
+srpd() {
+	local out
+
+	out=$(timeout 60 srp_daemon -o -c -i ibdevsim0 -p 1 2>&1)
+	echo "$out" | tee /tmp/srp_daemon.out
+	grep -qFx "$want" <<<"$out"
+}
+tap_check "srp_daemon -o -c -i ibdevsim0 -p 1 prints the same line" srpd
+sed 's/^/# srp_daemon: /' /tmp/srp_daemon.out
+
+login() {
+	modprobe ib_srp never_register=1 &&
+	ms_srp_add_target srp-ibdevsim0-1 "$(grep -Fx "$want" /tmp/srp_daemon.out)" &&
+	ms_wait 60 ms_srp_disk
+}
+tap_check "ib_srp logs in over IB CM with srp_daemon's line" login
+
+disk=$(ms_srp_disk | head -n 1)
+io() {
+	[ -n "$disk" ] || return 1
+	head -c $((4 << 20)) /dev/urandom >/tmp/pattern &&
+	dd if=/tmp/pattern of="/dev/$disk" bs=1M oflag=direct status=none &&
+	dd if="/dev/$disk" of=/tmp/back bs=1M count=4 iflag=direct status=none &&
+	cmp /tmp/pattern /tmp/back && ms_srp_logout
+}
+tap_check "4 MiB written with O_DIRECT read back identical; logout" io
+
+# IPoIB: the netdev whose hardware address ends with the port GUID.
+ipoib_dev() {
+	local want n
+
+	want=$(sed 's/../&:/g; s/:$//' <<<"$1")
+	for n in /sys/class/net/ib*; do
+		[ -e "$n/address" ] || continue
+		case "$(cat "$n/address")" in
+		*"$want") basename "$n"; return 0 ;;
+		esac
+	done
+	return 1
+}
+ipoib() {
+	local ini_if tgt_if
+
+	modprobe ib_ipoib &&
+	ms_wait 20 ipoib_dev 0002c90300001001 &&
+	ms_wait 20 ipoib_dev 0002c90300002001 || return 1
+	ini_if=$(ipoib_dev 0002c90300001001)
+	tgt_if=$(ipoib_dev 0002c90300002001)
+	ip netns add ini &&
+	ip link set "$ini_if" netns ini &&
+	ip -n ini link set lo up &&
+	ip -n ini addr add $ini_ip/24 dev "$ini_if" &&
+	ip -n ini link set "$ini_if" up &&
+	ip addr add $tgt_ip/24 dev "$tgt_if" &&
+	ip link set "$tgt_if" up &&
+	ms_wait 60 ip netns exec ini bash -c "echo >/dev/udp/$tgt_ip/9 &&
+		ip neigh show $tgt_ip | grep -q lladdr"
+}
+tap_check "IPoIB: ibdevsim0 port 1 in netns ini ($ini_ip), ibdevsim1 port 1 here ($tgt_ip)" \
+	ipoib
+
+# rping: the server here, the client in "ini"; -V checks every ping's
+# data on the way back.
+rping_run() {
+	local srv rc out
+
+	timeout 60 rping -s -a $tgt_ip -p 7174 -C 20 -V >/tmp/rping-srv.out 2>&1 &
+	srv=$!
+	sleep 1
+	out=$(ip netns exec ini timeout 60 rping -c -a $tgt_ip -p 7174 -C 20 -V -v 2>&1)
+	rc=$?
+	wait $srv || rc=1
+	echo "$out" | tail -n 3
+	cat /tmp/rping-srv.out
+	[ $rc = 0 ] && [ "$(grep -c "^ping data: rdma-ping-" <<<"$out")" -eq 20 ]
+}
+tap_check "rping over RDMA/CM on IPoIB: 20 pings, data verified" rping_run
+
+cmatose() {
+	local srv rc out
+
+	timeout 90 ucmatose -b $tgt_ip -c 10 -C 10 >/tmp/cma-srv.out 2>&1 &
+	srv=$!
+	sleep 1
+	out=$(ip netns exec ini timeout 90 ucmatose -s $tgt_ip -c 10 -C 10 2>&1)
+	rc=$?
+	wait $srv || rc=1
+	echo "$out"
+	cat /tmp/cma-srv.out
+	[ $rc = 0 ] && grep -q "return status 0" <<<"$out"
+}
+tap_check "ucmatose: 10 connections, 10 messages each, over IPoIB" cmatose
+
+down() {
+	ms_srpt_teardown $wwn && modprobe -r ib_srp && modprobe -r ib_srpt &&
+	ip netns del ini && modprobe -r ib_ipoib
+}
+tap_check "teardown; ib_srp, ib_srpt and ib_ipoib unload" down
+kill "$ms_sm_pid"
+wait "$ms_sm_pid" 2>/dev/null
+tap_check "ibdevsim unloads with its devices" rmmod ibdevsim
+tap_done
