@@ -10,8 +10,8 @@
 # deregistered, the kernel's DMA key) fail with the statuses hardware
 # gives; ibv_rc_pingpong and ibv_ud_pingpong cross the switch; ibsrpdm
 # and srp_daemon find ib_srpt's I/O controller through the SA and DM MADs
-# and print the login line ib_srp then logs in with over IB CM (4 MiB
-# verified); over IPoIB, with the initiator's port in netns "ini", rping
+# and print the login line ib_srp then logs in with over IB CM (fio
+# verifies 8 MiB of random writes); over IPoIB, with the initiator's port in netns "ini", rping
 # verifies 20 pings over RDMA/CM and ucmatose makes 10 connections.
 # timeout: 500
 
@@ -134,12 +134,10 @@ tap_check "ib_srp logs in over IB CM with srp_daemon's line" login
 disk=$(ms_srp_disk | head -n 1)
 io() {
 	[ -n "$disk" ] || return 1
-	head -c $((4 << 20)) /dev/urandom >/tmp/pattern &&
-	dd if=/tmp/pattern of="/dev/$disk" bs=1M oflag=direct status=none &&
-	dd if="/dev/$disk" of=/tmp/back bs=1M count=4 iflag=direct status=none &&
-	cmp /tmp/pattern /tmp/back && ms_srp_logout
+	ms_fio_verify "$disk" --direct=1 --rw=randwrite --bs=4k --size=8M &&
+	ms_srp_logout
 }
-tap_check "4 MiB written with O_DIRECT read back identical; logout" io
+tap_check "fio: 8 MiB of 4 KiB random writes verified (crc32c); logout" io
 
 # IPoIB: the netdev whose hardware address ends with the port GUID.
 ipoib_dev() {
