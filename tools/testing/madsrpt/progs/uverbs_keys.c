@@ -159,7 +159,8 @@ static void drop_pair(void)
 		ibv_destroy_qp(qa);
 	if (qb)
 		ibv_destroy_qp(qb);
-	qa = qb = NULL;
+	qa = NULL;
+	qb = NULL;
 	/* Flushes left behind by an error belong to the old pair. */
 	while (ibv_poll_cq(ha.cq, 1, &wc) > 0 || ibv_poll_cq(hb.cq, 1, &wc) > 0)
 		;
@@ -302,8 +303,10 @@ int main(int argc, char **argv)
 	sge[1] = (struct ibv_sge){ va(&la, 5000), 2000, la.mr->lkey };
 	memcpy(expect, la.p + 100, 3000);
 	memcpy(expect + 3000, la.p + 5000, 2000);
-	st = new_pair() ? -1 : post_a(IBV_WR_RDMA_WRITE, sge, 2, va(&rb, 2000),
-				       rb.mr->rkey, &wc);
+	st = -1;
+	if (!new_pair())
+		st = post_a(IBV_WR_RDMA_WRITE, sge, 2, va(&rb, 2000),
+			    rb.mr->rkey, &wc);
 	tap(st == IBV_WC_SUCCESS && !memcmp(rb.p + 2000, expect, 5000) &&
 	    all_zero(rb.p, 2000) && all_zero(rb.p + 7000, BUF_LEN - 7000),
 	    "RDMA WRITE of 5000 bytes from two SGEs across a page: %s",
