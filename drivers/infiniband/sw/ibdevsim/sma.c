@@ -514,6 +514,67 @@ int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,
 	}
 }
 
+/* Transaction IDs of the traps the SMAs of all HCAs send. */
+static atomic_t ibdevsim_trap_tid = ATOMIC_INIT(0);
+
+/**
+ * ibdevsim_sma_trap144() - tell the SM that a port's capabilities changed
+ * @port: an HCA port whose CapabilityMask has just changed
+ *
+ * The port's SMA sends Trap 144 (LocalChangesTrap) with the new mask to
+ * the SM, LID-routed on VL15, as an HCA does when a ULP sets a
+ * capability bit (ib_srpt setting IsDeviceManagementSupported, say): the
+ * SM then sweeps and the SA lists the capability, and subscribers to the
+ * trap hear of it.  Only an ACTIVE port with an SM LID sends one; an SM
+ * that has not yet brought the port up reads PortInfo when it does.  The
+ * SM's TrapRepress is consumed by ibdevsim_sma_locked(); the trap is not
+ * repeated.
+ *
+ * Context: process context; takes ibdevsim_fabric_lock.
+ */
+void ibdevsim_sma_trap144(struct ibdevsim_port *port)
+{
+	struct ib_mad_notice_attr *ntc;
+	struct ibdevsim_pkt *pkt;
+	struct ib_smp *smp;
+	unsigned long flags;
+
+	pkt = ibdevsim_pkt_alloc(sizeof(*smp), GFP_KERNEL);
+	if (!pkt)
+		return;
+	smp = (struct ib_smp *)pkt->data;
+	ntc = (struct ib_mad_notice_attr *)smp->data;
+	smp->base_version = IB_MGMT_BASE_VERSION;
+	smp->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	smp->class_version = 1;
+	smp->method = IB_MGMT_METHOD_TRAP;
+	smp->tid = cpu_to_be64(0x1dc0000000000000ULL |
+			       (u32)atomic_inc_return(&ibdevsim_trap_tid));
+	smp->attr_id = IB_SMP_ATTR_NOTICE;
+	ntc->generic_type = IB_NOTICE_TYPE_INFO;
+	ntc->prod_type_lsb = IB_NOTICE_PROD_CA;
+	ntc->trap_num = cpu_to_be16(144);
+	pkt->vl15 = true;
+	pkt->pkey = IB_DEFAULT_PKEY_FULL;
+
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	if (port->st.state != IB_PORT_ACTIVE || !port->st.lid ||
+	    !port->st.sm_lid) {
+		spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+		kfree(pkt);
+		return;
+	}
+	smp->mkey = cpu_to_be64(port->st.mkey);
+	ntc->issuer_lid = cpu_to_be16(port->st.lid);
+	ntc->details.ntc_144.lid = cpu_to_be16(port->st.lid);
+	ntc->details.ntc_144.new_cap_mask = cpu_to_be32(port->st.cap_mask);
+	pkt->slid = port->st.lid;
+	pkt->dlid = port->st.sm_lid;
+	pkt->sl = port->st.sm_sl;
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	ibdevsim_xmit(port, pkt);
+}
+
 /**
  * ibdevsim_switch_sma_locked() - a switch's SMA or PMA answers a packet
  * @in: the port the packet came in on

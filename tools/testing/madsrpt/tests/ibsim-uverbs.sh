@@ -8,16 +8,22 @@
 # RDMA WRITE, READ and SEND between user MRs of the two HCAs and proves
 # that bad L_Keys and R_Keys (wrong rights, out of bounds, another PD's,
 # deregistered, the kernel's DMA key) fail with the statuses hardware
-# gives; ibv_rc_pingpong and ibv_ud_pingpong cross the switch; ibsrpdm
-# and srp_daemon find ib_srpt's I/O controller through the SA and DM MADs
-# and print the login line ib_srp then logs in with over IB CM (fio
-# verifies 8 MiB of random writes); over IPoIB, with the initiator's port in netns "ini", rping
-# verifies 20 pings over RDMA/CM and ucmatose makes 10 connections.
+# gives; ibv_rc_pingpong and ibv_ud_pingpong cross the switch.  Then
+# srp_daemon runs as administrators run it, executing the logins it finds
+# (-e, limited by a rules file to ibdevsim1 port 1) and subscribed to the
+# SA's trap reports on its UD QP, and ib_srpt is loaded only after that:
+# setting IsDeviceManagementSupported makes the HCA's SMA send Trap 144,
+# opensm sweeps (the SA then lists the capability) and reports it, and
+# srp_daemon logs ib_srp in over IB CM without being told (fio verifies
+# 8 MiB of random writes).  One-shot
+# ibsrpdm -c and srp_daemon -o -c print the same target's login line.
+# Over IPoIB, with the initiator's port in netns "ini", rping verifies 20
+# pings over RDMA/CM and ucmatose makes 10 connections.
 # timeout: 500
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 17
+tap_plan 19
 
 g0=0002c90300001000
 tgid=fe800000000000000002c90300002001
@@ -26,13 +32,6 @@ acl=0x00000000000000000002c90300001001
 ini_ip=10.21.0.1 tgt_ip=10.21.0.2
 
 tap_check "ibdevsim loads, 2 HCAs, a switch, 4 cables" ms_ibsim_fabric
-# ib_srpt first: ibdevsim's SMA sends no trap when a capability changes,
-# so opensm learns of IsDeviceManagementSupported from its first sweep.
-target() {
-	modprobe ib_srpt && modprobe target_core_file &&
-	ms_srpt_target $wwn /tmp/lun0 $((64 << 20)) 0 $acl
-}
-tap_check "ib_srpt target on ibdevsim1 port 1, LUN and ACL" target
 ms_ibsim_opensm
 tap_check "opensm brings every port ACTIVE with a LID" \
 	ms_wait 120 ms_ibsim_all_active
@@ -86,6 +85,72 @@ tap_check "ibv_rc_pingpong: 500 x 4 KiB across the switch" \
 tap_check "ibv_ud_pingpong: 500 x 2 KiB datagrams across the switch" \
 	pingpong ibv_ud_pingpong -n 500 -s 2048
 
+# srp_daemon as a service: ib_srp loaded, every login it finds executed,
+# but only to ibdevsim1 port 1 (ib_srpt answers DM queries on all four
+# ports, and only that one has a target behind it).  Its first try comes
+# with the trap reports, as ib_srpt loads, before the TPG is enabled, and
+# is refused; srp_daemon retries no refused login, so it rescans every
+# 5 s (-R, as its systemd unit does every 60 s) and the next scan logs in.
+printf 'a dgid=%s\nd\n' $tgid >/tmp/srp_rules
+# Started here, not in a tap_check subshell, so that this shell reaps it.
+srpd_pid=
+if modprobe ib_srp never_register=1; then
+	stdbuf -oL -eL srp_daemon -e -V -f /tmp/srp_rules -i ibdevsim0 \
+		-p 1 -R 5 >/tmp/srp_daemon.log 2>&1 &
+	srpd_pid=$!
+fi
+daemon() {
+	[ -n "$srpd_pid" ] && ms_wait 30 grep -q "Registering to trap:144" \
+		/tmp/srp_daemon.log && sleep 2 && kill -0 $srpd_pid &&
+	! ms_srp_disk
+}
+tap_check "srp_daemon -e runs on ibdevsim0 port 1, subscribed, no target yet" \
+	daemon
+
+target() {
+	modprobe ib_srpt && modprobe target_core_file &&
+	ms_srpt_target $wwn /tmp/lun0 $((64 << 20)) 0 $acl
+}
+tap_check "ib_srpt loads: target on ibdevsim1 port 1, LUN and ACL" target
+
+# The capability reaches the SA through Trap 144 and opensm's sweep; a
+# periodic light sweep alone does not read it again.
+sa_dm_ports() {
+	[ "$(saquery -C ibdevsim0 -P 1 PortInfoRecord 2>/dev/null |
+		grep -c IsDeviceManagementSupported)" -eq 4 ]
+}
+tap_check "Trap 144: the SA lists the 4 ports with IsDeviceManagementSupported" \
+	ms_wait 30 sa_dm_ports
+grep -m 3 -i "trap" /tmp/opensm.log | sed 's/^/# opensm: /'
+
+tap_check "srp_daemon hears of the target and logs ib_srp in over IB CM" \
+	ms_wait 90 ms_srp_disk
+grep -E "Registering|recalculation|allowed by|Adding|Found an SRP" \
+	/tmp/srp_daemon.log | head -n 12 | sed 's/^/# srp_daemon: /'
+
+disk=$(ms_srp_disk | head -n 1)
+io() {
+	[ -n "$disk" ] || return 1
+	ms_fio_verify "$disk" --direct=1 --rw=randwrite --bs=4k --size=8M
+}
+tap_check "fio: 8 MiB of 4 KiB random writes verified (crc32c)" io
+
+# SIGTERM, then SIGKILL after 10 s: srp_daemon's trap thread may sit in
+# ibv_get_cq_event() until a completion comes.  Reaped here, in the
+# shell that started it.
+srpd_sig=TERM
+if [ -n "${srpd_pid:-}" ]; then
+	kill "$srpd_pid"
+	(sleep 10; kill -9 "$srpd_pid") 2>/dev/null &
+	killer=$!
+	wait "$srpd_pid"
+	[ "$(kill -0 $killer 2>/dev/null && echo y)" = y ] || srpd_sig=KILL
+	kill "$killer" 2>/dev/null
+	wait "$killer" 2>/dev/null
+	echo "# srp_daemon ended by SIG$srpd_sig"
+fi
+tap_check "srp_daemon stopped; logout" ms_srp_logout
+
 # The line for ibdevsim1 port 1: the IOC GUID and service id are the
 # first HCA's node GUID (ib_srpt's default), the target port its GID.
 want="id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0"
@@ -99,13 +164,6 @@ umad_of() {
 	return 1
 }
 umad=$(umad_of ibdevsim0 1)
-# Both tools ask the SA for the ports with the DM capability.
-sa_dm_ports() {
-	[ "$(saquery -C ibdevsim0 -P 1 PortInfoRecord 2>/dev/null |
-		grep -c IsDeviceManagementSupported)" -eq 4 ]
-}
-tap_check "the SA lists the 4 ports with IsDeviceManagementSupported" \
-	ms_wait 60 sa_dm_ports
 srpdm() {
 	local out
 
@@ -122,22 +180,7 @@ srpd() {
 	grep -qFx "$want" <<<"$out"
 }
 tap_check "srp_daemon -o -c -i ibdevsim0 -p 1 prints the same line" srpd
-sed 's/^/# srp_daemon: /' /tmp/srp_daemon.out
-
-login() {
-	modprobe ib_srp never_register=1 &&
-	ms_srp_add_target srp-ibdevsim0-1 "$(grep -Fx "$want" /tmp/srp_daemon.out)" &&
-	ms_wait 60 ms_srp_disk
-}
-tap_check "ib_srp logs in over IB CM with srp_daemon's line" login
-
-disk=$(ms_srp_disk | head -n 1)
-io() {
-	[ -n "$disk" ] || return 1
-	ms_fio_verify "$disk" --direct=1 --rw=randwrite --bs=4k --size=8M &&
-	ms_srp_logout
-}
-tap_check "fio: 8 MiB of 4 KiB random writes verified (crc32c); logout" io
+sed 's/^/# srp_daemon -o: /' /tmp/srp_daemon.out
 
 # IPoIB: the netdev whose hardware address ends with the port GUID.
 ipoib_dev() {
