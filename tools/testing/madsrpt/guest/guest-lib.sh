@@ -365,6 +365,43 @@ ms_ibsim_knob() {
 	done
 }
 
+# ms_ibsim_ipoib_dev GUID: the IPoIB netdev (in the current network
+# namespace) whose hardware address ends with port GUID GUID (16 hex
+# digits); fails while there is none.
+ms_ibsim_ipoib_dev() {
+	local want n
+
+	want=$(sed 's/../&:/g; s/:$//' <<<"$1")
+	for n in /sys/class/net/ib*; do
+		[ -e "$n/address" ] || continue
+		case "$(cat "$n/address")" in
+		*"$want") basename "$n"; return 0 ;;
+		esac
+	done
+	return 1
+}
+
+# ms_ibsim_ipoib_split INI_IP TGT_IP: the IPoIB netdevs of ibdevsim0
+# port 1 and ibdevsim1 port 1, the first moved into a new network
+# namespace "ini" with INI_IP/24, the second left here with TGT_IP/24, so
+# that IP between them crosses the switch.  ib_ipoib must be loaded.
+ms_ibsim_ipoib_split() {
+	local ini_if tgt_if
+
+	ms_wait 20 ms_ibsim_ipoib_dev 0002c90300001001 &&
+	ms_wait 20 ms_ibsim_ipoib_dev 0002c90300002001 || return 1
+	ini_if=$(ms_ibsim_ipoib_dev 0002c90300001001)
+	tgt_if=$(ms_ibsim_ipoib_dev 0002c90300002001)
+	echo "initiator $ini_if ($1, netns ini), target $tgt_if ($2)"
+	ip netns add ini &&
+	ip link set "$ini_if" netns ini &&
+	ip -n ini link set lo up &&
+	ip -n ini addr add "$1/24" dev "$ini_if" &&
+	ip -n ini link set "$ini_if" up &&
+	ip addr add "$2/24" dev "$tgt_if" &&
+	ip link set "$tgt_if" up
+}
+
 # ms_fio_verify DEV ARGS...: fio writes /dev/DEV and verifies it with
 # crc32c, ARGS adding to or overriding the defaults.
 ms_fio_verify() {

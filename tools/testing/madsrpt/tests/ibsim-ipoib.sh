@@ -31,39 +31,12 @@ ms_ibsim_opensm
 tap_check "opensm brings every port ACTIVE with a LID" \
 	ms_wait 120 ms_ibsim_all_active
 
-# ipoib_dev GUID: the IPoIB netdev whose hardware address ends with the
-# port GUID (16 hex digits), in the current namespace.
-ipoib_dev() {
-	local want n
-
-	want=$(sed 's/../&:/g; s/:$//' <<<"$1")
-	for n in /sys/class/net/ib*; do
-		[ -e "$n/address" ] || continue
-		case "$(cat "$n/address")" in
-		*"$want") basename "$n"; return 0 ;;
-		esac
-	done
-	return 1
-}
-
-modprobe ib_ipoib
-ms_wait 20 ipoib_dev 0002c90300001001
-ms_wait 20 ipoib_dev 0002c90300002001
-ini_if=$(ipoib_dev 0002c90300001001)
-tgt_if=$(ipoib_dev 0002c90300002001)
-echo "# initiator ${ini_if:-?} ($ini_ip, netns ini), target ${tgt_if:-?} ($tgt_ip)"
 setup() {
-	[ -n "$ini_if" ] && [ -n "$tgt_if" ] &&
-	ip netns add ini &&
-	ip link set "$ini_if" netns ini &&
-	ip -n ini link set lo up &&
-	ip -n ini addr add $ini_ip/24 dev "$ini_if" &&
-	ip -n ini link set "$ini_if" up &&
-	ip addr add $tgt_ip/24 dev "$tgt_if" &&
-	ip link set "$tgt_if" up
+	modprobe ib_ipoib && ms_ibsim_ipoib_split $ini_ip $tgt_ip
 }
 tap_check "ib_ipoib: ibdevsim0 port 1's netdev in netns ini, ibdevsim1 port 1's here" \
 	setup
+tgt_if=$(ms_ibsim_ipoib_dev 0002c90300002001)
 
 # Both ports in the IPv4 broadcast group (P_Key 0xffff), as the SA has
 # it: opensm gives one MCMemberRecord for each member port only to a

@@ -182,34 +182,9 @@ srpd() {
 tap_check "srp_daemon -o -c -i ibdevsim0 -p 1 prints the same line" srpd
 sed 's/^/# srp_daemon -o: /' /tmp/srp_daemon.out
 
-# IPoIB: the netdev whose hardware address ends with the port GUID.
-ipoib_dev() {
-	local want n
-
-	want=$(sed 's/../&:/g; s/:$//' <<<"$1")
-	for n in /sys/class/net/ib*; do
-		[ -e "$n/address" ] || continue
-		case "$(cat "$n/address")" in
-		*"$want") basename "$n"; return 0 ;;
-		esac
-	done
-	return 1
-}
+# IPoIB, the initiator's port in its own network namespace.
 ipoib() {
-	local ini_if tgt_if
-
-	modprobe ib_ipoib &&
-	ms_wait 20 ipoib_dev 0002c90300001001 &&
-	ms_wait 20 ipoib_dev 0002c90300002001 || return 1
-	ini_if=$(ipoib_dev 0002c90300001001)
-	tgt_if=$(ipoib_dev 0002c90300002001)
-	ip netns add ini &&
-	ip link set "$ini_if" netns ini &&
-	ip -n ini link set lo up &&
-	ip -n ini addr add $ini_ip/24 dev "$ini_if" &&
-	ip -n ini link set "$ini_if" up &&
-	ip addr add $tgt_ip/24 dev "$tgt_if" &&
-	ip link set "$tgt_if" up &&
+	modprobe ib_ipoib && ms_ibsim_ipoib_split $ini_ip $tgt_ip &&
 	ms_wait 60 ip netns exec ini bash -c "echo >/dev/udp/$tgt_ip/9 &&
 		ip neigh show $tgt_ip | grep -q lladdr"
 }
