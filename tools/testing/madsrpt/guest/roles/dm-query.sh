@@ -51,10 +51,15 @@ arp_ok() {
 tap_check "ARP: $taddr is at $tmac" arp_ok
 
 # The target may still be loading ib_srpt: poll ClassPortInfo on either
-# path, so that neither one is needed to get going.
+# path, so that neither one is needed to get going.  Until ib_srpt's
+# agent is there the MAD layer itself answers, with status 0x000c: only
+# status 0 is ib_srpt (on the debug kernel rxe comes up half a minute
+# before ib_srpt does).
 dm_up() {
-	$dmq -d $dev -x 0 -g $ll_gid -t 500 -r 0 raw 1 1 0 ||
-	$dmq -d $dev -x 1 -g "$v4_gid" -t 500 -r 0 raw 1 1 0
+	$dmq -d $dev -x 0 -g $ll_gid -t 500 -r 0 raw 1 1 0 |
+		grep -q "^status=0x0000" ||
+	$dmq -d $dev -x 1 -g "$v4_gid" -t 500 -r 0 raw 1 1 0 |
+		grep -q "^status=0x0000"
 }
 tap_check "the target's DM agent answers" ms_wait 240 dm_up
 

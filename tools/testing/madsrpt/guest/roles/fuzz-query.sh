@@ -36,8 +36,11 @@ tap_plan 6
 tap_check "build mad_fuzz and dm_query" \
 	ms_build_prog mad_fuzz && ms_build_prog dm_query
 tap_check "rxe on eth0 ($addr), ib_umad" ms_rxe_wire $addr/24 umad
+# Status 0 only: the MAD layer answers 0x000c until ib_srpt's agent is
+# registered.
 dm_up() {
-	/tmp/dm_query -d $dev -x 0 -g $ll_gid -t 500 -r 0 raw 1 0x10 0
+	/tmp/dm_query -d $dev -x 0 -g $ll_gid -t 500 -r 0 raw 1 0x10 0 |
+		grep -q "^status=0x0000"
 }
 tap_check "the target's DM agent answers" ms_wait 300 dm_up
 tap_check "the target read its counters (start)" ms_wait 60 tell start
