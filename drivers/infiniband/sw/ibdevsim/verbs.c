@@ -91,6 +91,7 @@ static int ibdevsim_modify_port(struct ib_device *ibdev, u32 port_num,
 {
 	struct ibdevsim_port *port = &to_hca(ibdev)->node->ports[port_num];
 	unsigned long flags;
+	bool changed;
 	u32 old;
 
 	if (mask & IB_PORT_SHUTDOWN)
@@ -99,10 +100,11 @@ static int ibdevsim_modify_port(struct ib_device *ibdev, u32 port_num,
 	old = port->st.cap_mask;
 	port->st.cap_mask |= props->set_port_cap_mask;
 	port->st.cap_mask &= ~props->clr_port_cap_mask;
+	changed = port->st.cap_mask != old;
 	if (mask & IB_PORT_RESET_QKEY_CNTR)
 		port->st.qkey_violations = 0;
 	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
-	if (port->st.cap_mask != old)
+	if (changed)
 		ibdevsim_sma_trap144(port);
 	return 0;
 }
