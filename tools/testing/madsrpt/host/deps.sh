@@ -11,7 +11,8 @@ set -euo pipefail
 pkgs=(
 	linux-source-6.12 gcc make flex bison bc libelf-dev libssl-dev
 	cpio xz-utils kmod qemu-system-x86 busybox-static sparse iproute2
-	rdma-core ibverbs-utils rdmacm-utils perftest infiniband-diags opensm
+	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+	infiniband-diags opensm
 	srptools
 	libibumad-dev libibverbs-dev librdmacm-dev targetcli-fb fio
 	sg3-utils dbus python3 python3-docutils util-linux procps
