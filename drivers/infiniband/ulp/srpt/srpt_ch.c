@@ -207,8 +207,10 @@ int srpt_send_ring_alloc(struct srpt_rdma_ch *ch)
 				      DMA_TO_DEVICE);
 	if (!ring)
 		return -ENOMEM;
-	for (i = 0; i < ch->rq_size; i++)
+	for (i = 0; i < ch->rq_size; i++) {
 		ring[i]->ch = ch;
+		ring[i]->state = SRPT_STATE_DONE;	/* free */
+	}
 	ch->ioctx_ring = ring;
 	return 0;
 }

@@ -840,6 +840,19 @@ int srpt_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *event)
 	return 0;
 }
 
+/**
+ * srpt_rdma_cm_handler - RDMA/CM callback of the listener and the channels
+ * @cm_id: the RDMA/CM id; its context is NULL for the listener and the
+ *	channel for a connection.
+ * @event: the event.
+ *
+ * As srpt_cm_handler(): a connect request becomes a login, and a peer that
+ * goes away ends up in srpt_close_ch() once its DREQ has been answered.
+ *
+ * Context: process context; may sleep.
+ * Return: non-zero only for a rejected connect request, so that RDMA/CM
+ * destroys the id.
+ */
 static int srpt_rdma_cm_handler(struct rdma_cm_id *cm_id,
 				struct rdma_cm_event *event)
 {
@@ -858,7 +871,14 @@ static int srpt_rdma_cm_handler(struct rdma_cm_id *cm_id,
 		srpt_cm_rtu_recv(ch);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		srpt_disconnect_ch(ch);
+		/*
+		 * The initiator's DREQ, or the DREP or timeout of ours. If a
+		 * DREQ of ours was out, the initiator's crossed it and waits
+		 * for a DREP: rdma_disconnect() sends it (and fails harmlessly
+		 * when the disconnect is already complete).
+		 */
+		if (srpt_disconnect_ch(ch) == -ENOTCONN)
+			rdma_disconnect(ch->rdma_cm_id);
 		srpt_close_ch(ch);
 		break;
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:

@@ -405,12 +405,12 @@ static void srpt_info_snapshot(struct srpt_ch_info *ci,
 	for (i = 0; i < ARRAY_SIZE(ci->cmds_by_fmt); i++)
 		ci->cmds_by_fmt[i] = READ_ONCE(ch->cmds_by_fmt[i]);
 	/*
-	 * Commands between LIO and the wire. A context fresh from its ring
-	 * is in state NEW as well, so the short NEW step is not counted.
+	 * Commands from their receipt until LIO releases them, in the
+	 * backend too (state NEW); a free context reads as DONE.
 	 */
 	for (i = 0; i < ch->rq_size; i++) {
 		st = READ_ONCE(ch->ioctx_ring[i]->state);
-		ci->outstanding += st > SRPT_STATE_NEW && st < SRPT_STATE_DONE;
+		ci->outstanding += st != SRPT_STATE_DONE;
 	}
 	memcpy(ci->i_port_id, nexus->i_port_id, sizeof(ci->i_port_id));
 	memcpy(ci->t_port_id, nexus->t_port_id, sizeof(ci->t_port_id));

@@ -119,13 +119,15 @@ extern const struct target_core_fabric_ops srpt_template;
 
 /**
  * enum srpt_command_state - where a command is in its life
- * @SRPT_STATE_NEW: received, being handed to LIO.
+ * @SRPT_STATE_NEW: received, with LIO (a READ stays here while its backend
+ *	works).
  * @SRPT_STATE_NEED_DATA: RDMA READ of write data posted.
  * @SRPT_STATE_DATA_IN: write data is in memory, LIO executes the command.
  * @SRPT_STATE_CMD_RSP_SENT: SRP_RSP for an SRP_CMD posted.
  * @SRPT_STATE_MGMT: task management function in progress.
  * @SRPT_STATE_MGMT_RSP_SENT: SRP_RSP for an SRP_TSK_MGMT posted.
- * @SRPT_STATE_DONE: finished, aborted or failed; never left again.
+ * @SRPT_STATE_DONE: finished, aborted or failed; never left again until
+ *	the context is reused (a free context is DONE).
  */
 enum srpt_command_state {
 	SRPT_STATE_NEW		 = 0,

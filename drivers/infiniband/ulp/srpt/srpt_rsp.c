@@ -446,5 +446,7 @@ void srpt_release_ioctx(struct srpt_send_ioctx *ioctx)
 	}
 	if (ioctx->n_rw_ctx)
 		srpt_free_rw_ctxs(ch, ioctx);
+	/* A free context reads as DONE (for the ACL's info file). */
+	WRITE_ONCE(ioctx->state, SRPT_STATE_DONE);
 	target_free_tag(ch->sess, &ioctx->cmd);
 }

@@ -41,6 +41,21 @@ tap_check() {
 	fi
 }
 
+# tap_here DESC CMD...: tap_check, but CMD runs in this shell, so that it
+# can wait for this shell's children and set its variables; its output is
+# always shown as TAP comments.
+tap_here() {
+	local desc=$1 f=/tmp/tap_here.$$
+	shift
+	if "$@" >$f 2>&1; then
+		tap_ok "$desc"
+	else
+		tap_fail "$desc"
+	fi
+	sed 's/^/# /' $f | tail -n 20
+	rm -f $f
+}
+
 tap_done() {
 	[ "$MS_TAP_FAILED" -eq 0 ]
 }
@@ -197,8 +212,8 @@ ms_srpt_target() {
 
 # ms_srpt_teardown WWN: take down through configfs what the srpt tests set
 # up: every TPG of WWN (disabled first) with its ACLs and their mapped LUNs
-# and its LUNs, then the WWN, the fileio_0 backstores and the srpt fabric
-# directory.
+# and its LUNs, then the WWN, the fileio_0 and iblock_0 backstores and the
+# srpt fabric directory.
 ms_srpt_teardown() {
 	local cfs=/sys/kernel/config/target tpg d l
 
@@ -214,12 +229,16 @@ ms_srpt_teardown() {
 		done
 		rmdir "$tpg" || return 1
 	done
-	rmdir "$cfs/srpt/$1" &&
-	for d in "$cfs"/core/fileio_0/*; do
-		[ -d "$d" ] || continue
-		rmdir "$d" || return 1
-	done &&
-	rmdir "$cfs/core/fileio_0" && rmdir "$cfs/srpt"
+	rmdir "$cfs/srpt/$1" || return 1
+	for b in "$cfs"/core/fileio_0 "$cfs"/core/iblock_0; do
+		[ -d "$b" ] || continue
+		for d in "$b"/*; do
+			[ -d "$d" ] || continue
+			rmdir "$d" || return 1
+		done
+		rmdir "$b" || return 1
+	done
+	rmdir "$cfs/srpt"
 }
 
 # ms_mad_counters DEV [PORT]: our MAD layer's counters for one port on one

@@ -4,12 +4,13 @@
  * that ib_srpt answers every malformed login and IU the way SRP and SAM
  * say and stays healthy for everybody else.
  *
- *   srp_rogue list
- *   srp_rogue [-n ROUNDS] [-s SEED] CASE ADDR PORT INITIATOR_ID TARGET_GUID
+ *   srp_rogue list              (the cases that need no staging)
+ *   srp_rogue [-b SRC] [-n ROUNDS] [-s SEED] CASE ADDR PORT INITIATOR_ID TARGET_GUID
  *
  * It logs in over RDMA/CM (librdmacm, libibverbs) to the ib_srpt listener
  * at ADDR:PORT with the 32 hex digit INITIATOR_ID, which needs an ACL, and
- * TARGET_GUID (16 hex digits) in both halves of the target port id.  CASE
+ * TARGET_GUID (16 hex digits) in both halves of the target port id, from
+ * the local address SRC (default: ADDR itself, for a loopback).  CASE
  * is one of the names "list" prints; each case runs ROUNDS times (1 by
  * default) and checks what the target answered:
  *
@@ -30,6 +31,11 @@
  *               nothing to do;
  *   dreq-flood  a disconnect (DREQ) while a full window of reads is in
  *               flight;
+ *   dreq-cross  one READ that the caller holds in the target's backend;
+ *               at the first line on stdin a DREQ, which must be answered
+ *               with a DREP within 8 s (the caller arranges for it to
+ *               cross a DREQ of the target's that was lost); the second
+ *               line (or EOF) ends the case;
  *   fuzz        SRP_CMDs with random header and descriptor bytes and
  *               random lengths (ROUNDS * 100 of them): each gets an
  *               answer or the channel closes.
@@ -139,6 +145,7 @@ struct rg {
 	struct ibv_mr *mr;
 	bool connected, closed, qp_err;
 	bool dreq_sent;			/* we asked to disconnect */
+	int disc_status;		/* of the DISCONNECTED event */
 	int credits;			/* what we believe we may send */
 	uint32_t max_it_iu_len;
 	uint8_t rsp_flags;		/* of SRP_LOGIN_RSP */
@@ -308,6 +315,7 @@ static void rg_cm_event(struct rg *r, struct rdma_cm_event *ev)
 		if (!r->closed && !r->dreq_sent)
 			n_closed++;
 		r->closed = true;
+		r->disc_status = ev->status;
 		/* Answer the target's DREQ. */
 		rdma_disconnect(r->id);
 	}
@@ -1494,6 +1502,66 @@ static int case_dreq_flood(void)
 	return bad;
 }
 
+/* Block until a line (or EOF) arrives on stdin: the caller's cue. */
+static bool rg_cue(void)
+{
+	char line[64];
+
+	return fgets(line, sizeof(line), stdin) != NULL;
+}
+
+static int case_dreq_cross(void)
+{
+	uint8_t iu[256], cdb[10];
+	const struct rg_rsp *p;
+	struct rg r;
+	double t0;
+	uint64_t tag;
+	int bad = 0;
+
+	if (rg_login(&r, false))
+		return 1;
+	cdb_rw10(cdb, 0x28, RG_LBA, 8);
+	tag = rg_cmd(&r, iu, cdb, 10);
+	iu[CMD_BUF_FMT] = SRP_DESC_DIRECT;
+	iu[CMD_IN_CNT] = 1;
+	rg_desc(&r, iu + CMD_LEN, data_buf(), 4096);
+	if (rg_send(&r, iu, CMD_LEN + DESC_LEN)) {
+		rg_close(&r);
+		return fail("posting the READ failed");
+	}
+	p = rg_wait(&r, tag, 1000);
+	if (p || r.closed) {
+		rg_close(&r);
+		return fail("the READ was %s: the backend does not hold it",
+			    p ? "answered" : "ended by a disconnect");
+	}
+	note("dreq-cross: READ of 4 KiB in flight, no answer after 1 s; waiting for the cue");
+	if (!rg_cue()) {
+		rg_close(&r);
+		return fail("no cue on stdin");
+	}
+	t0 = now_ms();
+	r.dreq_sent = true;
+	rdma_disconnect(r.id);
+	while (!r.closed && now_ms() < t0 + 8000)
+		rg_pump(&r, 50);
+	if (!r.closed) {
+		note("dreq-cross: DREQ sent, no DREP within 8 s");
+		bad |= fail("our DREQ went unanswered for 8 s");
+	} else {
+		note("dreq-cross: DREQ sent, disconnected after %.0f ms, status %d (%s)",
+		     now_ms() - t0, r.disc_status,
+		     r.disc_status ? "our DREQ timed out" : "DREP received");
+		if (r.disc_status)
+			bad |= fail("no DREP: the disconnect ended with status %d",
+				    r.disc_status);
+	}
+	rg_cue();
+	rg_close(&r);
+	return bad;
+}
+
 /* ---- fuzz ---------------------------------------------------------------- */
 
 /*
@@ -1595,10 +1663,17 @@ static int case_fuzz(void)
 
 /* ---- main ----------------------------------------------------------------- */
 
-static const struct {
+struct rg_case {
 	const char *name;
 	int (*fn)(void);
-} rg_cases[] = {
+};
+
+/* Staged cases need the caller to set the target up and cue them. */
+static const struct rg_case rg_staged[] = {
+	{ "dreq-cross", case_dreq_cross },
+};
+
+static const struct rg_case rg_cases[] = {
 	{ "login-ok", case_login_ok },
 	{ "login-short", case_login_short },
 	{ "login-opcode", case_login_opcode },
@@ -1618,6 +1693,17 @@ static const struct {
 	{ "dreq-flood", case_dreq_flood },
 	{ "fuzz", case_fuzz },
 };
+
+static const struct rg_case *rg_find(const struct rg_case *t, size_t n,
+				     const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(t[i].name, name))
+			return &t[i];
+	return NULL;
+}
 
 static int parse_hex(const char *s, uint8_t *out, size_t n)
 {
@@ -1647,6 +1733,8 @@ static int parse_addr(const char *host, const char *port,
 
 int main(int argc, char **argv)
 {
+	const struct rg_case *c;
+	const char *src = NULL;
 	unsigned int seed = 1, round;
 	int opt, bad = 0;
 	double t0;
@@ -1658,8 +1746,10 @@ int main(int argc, char **argv)
 			printf("%s\n", rg_cases[i].name);
 		return 0;
 	}
-	while ((opt = getopt(argc, argv, "n:s:")) != -1) {
-		if (opt == 'n')
+	while ((opt = getopt(argc, argv, "b:n:s:")) != -1) {
+		if (opt == 'b')
+			src = optarg;
+		else if (opt == 'n')
 			rg_rounds = strtoul(optarg, NULL, 0);
 		else if (opt == 's')
 			seed = strtoul(optarg, NULL, 0);
@@ -1668,19 +1758,19 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 5 || !rg_rounds ||
 	    parse_addr(argv[optind + 1], argv[optind + 2], &rg_dst) ||
-	    parse_addr(argv[optind + 1], "0", &rg_src) ||
+	    parse_addr(src ? src : argv[optind + 1], "0", &rg_src) ||
 	    parse_hex(argv[optind + 3], rg_init_id, 16) ||
 	    parse_hex(argv[optind + 4], rg_tgt_id, 8)) {
 		fprintf(stderr, "usage: %s list\n", argv[0]);
-		fprintf(stderr, "       %s [-n ROUNDS] [-s SEED] CASE ADDR PORT INIT_ID TGT_GUID\n",
+		fprintf(stderr, "       %s [-b SRC] [-n ROUNDS] [-s SEED] CASE ADDR PORT INIT_ID TGT_GUID\n",
 			argv[0]);
 		return 2;
 	}
 	memcpy(rg_tgt_id + 8, rg_tgt_id, 8);
-	for (i = 0; i < ARRAY_SIZE(rg_cases); i++)
-		if (!strcmp(rg_cases[i].name, argv[optind]))
-			break;
-	if (i == ARRAY_SIZE(rg_cases)) {
+	c = rg_find(rg_cases, ARRAY_SIZE(rg_cases), argv[optind]);
+	if (!c)
+		c = rg_find(rg_staged, ARRAY_SIZE(rg_staged), argv[optind]);
+	if (!c) {
 		fprintf(stderr, "no case %s (see: %s list)\n", argv[optind],
 			argv[0]);
 		return 2;
@@ -1694,13 +1784,13 @@ int main(int argc, char **argv)
 
 	t0 = now_ms();
 	for (round = 0; round < rg_rounds; round++) {
-		bad |= rg_cases[i].fn();
+		bad |= c->fn();
 		bad |= rg_healthy();
 		if (bad)
 			break;
 	}
 	note("%s: %u round(s), %lu logins (%lu rejected), %lu IUs, %lu answers, %lu closes, %.1f s",
-	     rg_cases[i].name, round + !!bad, n_logins, n_rejs, n_ius,
+	     c->name, round + !!bad, n_logins, n_rejs, n_ius,
 	     n_rsps, n_closed, (now_ms() - t0) / 1000);
 	free(rg_mem);
 	return bad ? 1 : 0;
