@@ -630,7 +630,8 @@ err_free_port:
 
 /*
  * Tear a port down. Clients unregistered their agents before (the MAD
- * client is removed last); only sends of no agent can remain queued.
+ * client is removed last): an agent left is a client's bug, and only
+ * sends of no agent can remain queued.
  */
 static void ib_mad_port_close(struct ib_mad_port_private *port)
 {
@@ -643,6 +644,7 @@ static void ib_mad_port_close(struct ib_mad_port_private *port)
 	ib_mad_drain_recv_ring(&port->qp_info[0]);
 	WARN_ON_ONCE(!list_empty(&port->qp_info[0].send_queue.list) ||
 		     !list_empty(&port->qp_info[1].send_queue.list));
+	WARN_ON_ONCE(ib_mad_port_agents_left(port));
 	ib_dealloc_pd(port->pd);
 	ib_mad_reg_tables_free(port);
 	kfree(port);

@@ -565,6 +565,7 @@ struct ib_mad_agent_private *
 ib_mad_find_agent(struct ib_mad_port_private *port,
 		  const struct ib_mad_hdr *hdr);
 void ib_mad_reg_tables_free(struct ib_mad_port_private *port);
+unsigned int ib_mad_port_agents_left(struct ib_mad_port_private *port);
 int ib_mad_class_index(u8 mgmt_class);
 
 /* ---- mad_wire.c ---- */

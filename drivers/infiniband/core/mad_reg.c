@@ -572,6 +572,38 @@ VISIBLE_IF_KUNIT void ib_mad_agent_unpublish(struct ib_mad_port_private *port,
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_unpublish);
 
 /**
+ * ib_mad_port_agents_left() - name the agents still registered on a port
+ * @port: a port whose device is going away
+ *
+ * Each client unregisters its agents from its own remove callback, which
+ * runs before the MAD layer's. An agent still here was leaked by its
+ * client (for instance registered by a port event handled after that
+ * client's removal); it points into @port, which is about to be freed.
+ *
+ * Context: process context.
+ * Return: how many agents of @port are still registered; each is logged.
+ */
+unsigned int ib_mad_port_agents_left(struct ib_mad_port_private *port)
+{
+	struct ib_mad_agent_private *priv;
+	unsigned int n = 0;
+	unsigned long idx;
+
+	xa_for_each(&ib_mad_clients, idx, priv) {
+		if (ib_mad_agent_port(priv) != port)
+			continue;
+		dev_err(&port->device->dev,
+			"port %u: MAD agent %lu (class %#x, receive handler %ps) still registered\n",
+			port->port_num, idx,
+			priv->reg_req ? priv->reg_req->mgmt_class : 0,
+			priv->agent.recv_handler);
+		n++;
+	}
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_port_agents_left);
+
+/**
  * ib_register_mad_agent() - register a client of the MAD layer
  * @device: the device
  * @port_num: the port

@@ -323,7 +323,10 @@ void ibdevsim_fault_node_del(struct ibdevsim_node *node)
 }
 
 /**
- * ibdevsim_fault_init() - create the debugfs root of the knobs
+ * ibdevsim_fault_init() - create the debugfs root and the module-wide knob
+ *
+ * The root holds removal_events (raise port events while an HCA is being
+ * unregistered) and removal_events_sent, how many it raised.
  *
  * Context: module load.
  * Return: 0.
@@ -331,6 +334,10 @@ void ibdevsim_fault_node_del(struct ibdevsim_node *node)
 int ibdevsim_fault_init(void)
 {
 	ibdevsim_debugfs = debugfs_create_dir("ibdevsim", NULL);
+	debugfs_create_bool("removal_events", 0600, ibdevsim_debugfs,
+			    &ibdevsim_removal_events);
+	debugfs_create_atomic_t("removal_events_sent", 0400, ibdevsim_debugfs,
+				&ibdevsim_removal_events_sent);
 	return 0;
 }
 

@@ -341,6 +341,9 @@ struct ibdevsim_mcast_att {
  * @mcast: the multicast attachments of the HCA's QPs (struct
  *	   ibdevsim_mcast_att), under ibdevsim_fabric_lock
  * @mcast_ngrps: the distinct MGIDs in @mcast (under ibdevsim_fabric_lock)
+ * @storm: raises port events while the device is being unregistered (the
+ *	   removal_events knob)
+ * @storm_stop: tells @storm to end
  */
 struct ibdevsim_hca {
 	struct ib_device ibdev;
@@ -352,6 +355,8 @@ struct ibdevsim_hca {
 	u8 mr_gen;
 	struct list_head mcast;
 	u32 mcast_ngrps;
+	struct work_struct storm;
+	bool storm_stop;
 };
 
 static inline struct ibdevsim_hca *to_hca(struct ib_device *ibdev)
@@ -686,6 +691,9 @@ struct ibdevsim_pkt *ibdevsim_switch_sma_locked(struct ibdevsim_port *in,
 						const struct ibdevsim_pkt *pkt);
 
 /* verbs.c: the ib_device side of an HCA */
+extern bool ibdevsim_removal_events;
+extern atomic_t ibdevsim_removal_events_sent;
+
 int ibdevsim_hca_register(struct ibdevsim_node *node);
 void ibdevsim_hca_unregister(struct ibdevsim_node *node);
 void ibdevsim_mcast_recv_locked(struct ibdevsim_port *in,

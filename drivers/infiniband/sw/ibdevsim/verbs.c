@@ -1102,6 +1102,37 @@ static const struct ib_device_ops ibdevsim_uverbs_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, ibdevsim_ucontext, ibuc),
 };
 
+/* The removal_events knob, and how many events it raised. */
+bool ibdevsim_removal_events;
+atomic_t ibdevsim_removal_events_sent = ATOMIC_INIT(0);
+
+/*
+ * Hardware may report port changes while its driver unregisters the
+ * device (mlx5 tears its event notifier down only afterwards), so a
+ * client must stop acting on events before its remove callback is done
+ * with what they touch.  With the knob set, this raises LID_CHANGE on
+ * every port about every millisecond for the whole ib_unregister_device().
+ */
+static void ibdevsim_removal_storm(struct work_struct *work)
+{
+	struct ibdevsim_hca *hca = container_of(work, struct ibdevsim_hca,
+						storm);
+	struct ib_event ev = {
+		.device = &hca->ibdev,
+		.event = IB_EVENT_LID_CHANGE,
+	};
+	u32 p;
+
+	while (!READ_ONCE(hca->storm_stop)) {
+		rdma_for_each_port(&hca->ibdev, p) {
+			ev.element.port_num = p;
+			ib_dispatch_event(&ev);
+			atomic_inc(&ibdevsim_removal_events_sent);
+		}
+		usleep_range(500, 1000);
+	}
+}
+
 /**
  * ibdevsim_hca_register() - give an HCA node its ib_device
  * @node: the node
@@ -1122,6 +1153,7 @@ int ibdevsim_hca_register(struct ibdevsim_node *node)
 	xa_init_flags(&hca->mrs, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	hca->qpn_next = 2;
 	INIT_LIST_HEAD(&hca->mcast);
+	INIT_WORK(&hca->storm, ibdevsim_removal_storm);
 	hca->ibdev.node_type = RDMA_NODE_IB_CA;
 	hca->ibdev.node_guid = cpu_to_be64(node->guid);
 	hca->ibdev.phys_port_cnt = node->nports;
@@ -1154,13 +1186,27 @@ int ibdevsim_hca_register(struct ibdevsim_node *node)
  * ibdevsim_hca_unregister() - remove an HCA node's ib_device
  * @node: the node (its cables already pulled)
  *
+ * With the removal_events knob set, port events keep coming while the
+ * device is unregistered (see ibdevsim_removal_storm()).
+ *
  * Context: ibdevsim_topo_mutex held.
  */
 void ibdevsim_hca_unregister(struct ibdevsim_node *node)
 {
 	struct ibdevsim_hca *hca = node->hca;
+	bool storm = READ_ONCE(ibdevsim_removal_events);
 
+	if (storm) {
+		hca->storm_stop = false;
+		queue_work(system_unbound_wq, &hca->storm);
+	}
 	ib_unregister_device(&hca->ibdev);
+	if (storm) {
+		WRITE_ONCE(hca->storm_stop, true);
+		flush_work(&hca->storm);
+		/* The events still queued in the core name this device. */
+		flush_workqueue(ib_wq);
+	}
 	xa_destroy(&hca->qps);
 	xa_destroy(&hca->mrs);
 	node->hca = NULL;

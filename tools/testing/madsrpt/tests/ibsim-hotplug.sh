@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ibsim-hotplug: an HCA added to and removed from ibdevsim's fabric again
+# and again while ib_srpt is loaded, with port events raised all through
+# each removal (issue 12, item 11: the order of device removal).
+#
+# ib_srpt registers a DM agent on every port of a new device and, on a
+# port event, a work item that registers one again if the port has none.
+# If that work can still run once ib_srpt's remove callback has
+# unregistered the agents (upstream 6.12 unregisters the agents before
+# the event handler and cancels the work last), an agent outlives its
+# client and its port: the MAD layer names it and warns when the port
+# goes, which fails the run.  ibdevsim's removal_events knob raises
+# LID_CHANGE on every port about every millisecond for the whole of
+# ib_unregister_device(), as hardware may; each cycle also checks that
+# ib_srpt took the new HCA (IsDeviceManagementSupported on both ports).
+# At the end ib_srpt still serves the fabric's other HCAs and unloads.
+# timeout: 400
+
+. "$MS_HARNESS/guest/guest-lib.sh"
+
+tap_plan 7
+
+cycles=${MS_HOTPLUG_CYCLES:-20}
+sys=/sys/bus/ibdevsim
+dbg=/sys/kernel/debug/ibdevsim
+dm_cap=$((1 << 19))	# IsDeviceManagementSupported
+
+tap_check "ibdevsim loads, 2 HCAs, a switch, 4 cables" ms_ibsim_fabric
+ms_ibsim_opensm
+tap_check "opensm brings every port ACTIVE with a LID" \
+	ms_wait 120 ms_ibsim_all_active
+tap_check "ib_srpt loads and takes both HCAs" modprobe ib_srpt
+
+# ib_device of node 3, once it has one.
+hca3() {
+	local d
+
+	for d in $sys/devices/node3/infiniband/*; do
+		[ -d "$d" ] && basename "$d" && return 0
+	done
+	return 1
+}
+dm_ports() {
+	local d=$1 p n=0
+
+	for p in 1 2; do
+		[ $(($(cat /sys/class/infiniband/$d/ports/$p/cap_mask) & dm_cap)) != 0 ] &&
+			n=$((n + 1))
+	done
+	[ $n = 2 ]
+}
+
+cycle() {
+	local i d sent0
+
+	echo 1 >$dbg/removal_events || return 1
+	sent0=$(cat $dbg/removal_events_sent)
+	for ((i = 1; i <= cycles; i++)); do
+		echo "3 2 0x0002c90300003000" >$sys/new_hca &&
+		echo "3 1 10 5" >$sys/new_cable &&
+		echo "3 2 10 6" >$sys/new_cable || return 1
+		d=$(hca3) || { echo "cycle $i: node 3 has no ib_device"; return 1; }
+		if ! ms_wait 10 dm_ports "$d"; then
+			echo "cycle $i: ib_srpt did not take $d"
+			return 1
+		fi
+		echo 3 >$sys/del_node || return 1
+	done
+	echo 0 >$dbg/removal_events
+	echo "$cycles cycles; port events raised during the removals:" \
+	     "$(($(cat $dbg/removal_events_sent) - sent0))"
+	[ "$(cat $dbg/removal_events_sent)" -gt "$sent0" ]
+}
+tap_here "$cycles x: HCA added (ib_srpt's DM agents on it), removed amid port events" \
+	cycle
+dmesg | grep -E "still registered|ib_srpt" | tail -n 4 | sed 's/^/# /'
+
+tap_check "no MAD agent left behind (the MAD layer names none)" \
+	sh -c '! dmesg | grep -q "still registered"'
+
+# ib_srpt still serves ibdevsim1: its DM agent answers IOUnitInfo.
+umad_of() {
+	local u
+
+	for u in /sys/class/infiniband_mad/umad*; do
+		[ "$(cat $u/ibdev)" = "$1" ] && [ "$(cat $u/port)" = "$2" ] &&
+			basename $u && return 0
+	done
+	return 1
+}
+dm_still() {
+	local out
+
+	dm_ports ibdevsim0 && dm_ports ibdevsim1 || return 1
+	out=$(timeout 60 ibsrpdm -c -d /dev/infiniband/$(umad_of ibdevsim0 1) 2>&1)
+	echo "$out"
+	grep -q "dgid=fe800000000000000002c90300002001" <<<"$out"
+}
+tap_check "ib_srpt still answers DM queries on the other HCAs (ibsrpdm)" dm_still
+
+kill "$ms_sm_pid"
+wait "$ms_sm_pid" 2>/dev/null
+tap_check "ib_srpt unloads" modprobe -r ib_srpt
+tap_check "ibdevsim unloads with its devices" rmmod ibdevsim
+tap_done
