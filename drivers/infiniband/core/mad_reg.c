@@ -572,16 +572,19 @@ VISIBLE_IF_KUNIT void ib_mad_agent_unpublish(struct ib_mad_port_private *port,
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_agent_unpublish);
 
 /**
- * ib_mad_port_agents_left() - name the agents still registered on a port
+ * ib_mad_port_agents_left() - name and forget the agents left on a port
  * @port: a port whose device is going away
  *
  * Each client unregisters its agents from its own remove callback, which
  * runs before the MAD layer's. An agent still here was leaked by its
  * client (for instance registered by a port event handled after that
  * client's removal); it points into @port, which is about to be freed.
+ * It is logged and taken out of the hi_tid table, so that no response
+ * reaches the freed port through it; its memory stays with the client,
+ * which may still hold it.
  *
  * Context: process context.
- * Return: how many agents of @port are still registered; each is logged.
+ * Return: how many agents of @port were still registered.
  */
 unsigned int ib_mad_port_agents_left(struct ib_mad_port_private *port)
 {
@@ -590,13 +593,16 @@ unsigned int ib_mad_port_agents_left(struct ib_mad_port_private *port)
 	unsigned long idx;
 
 	xa_for_each(&ib_mad_clients, idx, priv) {
-		if (ib_mad_agent_port(priv) != port)
+		/* By address: a forgotten agent's port is gone. */
+		if (priv->qp_info != &port->qp_info[0] &&
+		    priv->qp_info != &port->qp_info[1])
 			continue;
 		dev_err(&port->device->dev,
 			"port %u: MAD agent %lu (class %#x, receive handler %ps) still registered\n",
 			port->port_num, idx,
 			priv->reg_req ? priv->reg_req->mgmt_class : 0,
 			priv->agent.recv_handler);
+		xa_erase(&ib_mad_clients, idx);
 		n++;
 	}
 	return n;

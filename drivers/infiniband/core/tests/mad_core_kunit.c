@@ -449,8 +449,9 @@ static int mad_test_reg_insert_refuse(struct ib_mad_port_private *port,
 }
 
 /*
- * A response finds the agent by hi_tid only once the tables took it; the
- * port counts it as registered until it is unpublished.
+ * A response finds the agent by hi_tid only once the tables took it; a
+ * port going away names the agents still registered on it and forgets
+ * them.
  */
 static void mad_test_reg_publish_order(struct kunit *test)
 {
@@ -478,10 +479,6 @@ static void mad_test_reg_publish_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&priv->refcount), 1);
 
 	KUNIT_ASSERT_EQ(test, ib_mad_agent_publish(port, priv), 0);
-	/* What the port's removal would name as leaked (logged once). */
-	port->device = kunit_kzalloc(test, sizeof(*port->device), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, port->device);
-	KUNIT_EXPECT_EQ(test, ib_mad_port_agents_left(port), 1);
 	resp.tid = cpu_to_be64((u64)priv->agent.hi_tid << 32 | 2);
 	found = ib_mad_find_agent(port, &resp);
 	KUNIT_EXPECT_PTR_EQ(test, found, priv);
@@ -489,8 +486,16 @@ static void mad_test_reg_publish_order(struct kunit *test)
 		ib_mad_agent_put(found);
 	KUNIT_EXPECT_PTR_EQ(test, mad_test_lookup(port, IB_MGMT_CLASS_PERF_MGMT,
 						  NULL, 1), priv);
-	ib_mad_agent_unpublish(port, priv);
+	/*
+	 * Were the port to go now, the agent would be named (logged once)
+	 * and forgotten by hi_tid.
+	 */
+	port->device = kunit_kzalloc(test, sizeof(*port->device), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, port->device);
+	KUNIT_EXPECT_EQ(test, ib_mad_port_agents_left(port), 1);
+	KUNIT_EXPECT_NULL(test, ib_mad_find_agent(port, &resp));
 	KUNIT_EXPECT_EQ(test, ib_mad_port_agents_left(port), 0);
+	ib_mad_agent_unpublish(port, priv);
 	KUNIT_EXPECT_NULL(test, ib_mad_find_agent(port, &resp));
 	KUNIT_EXPECT_NULL(test, mad_test_lookup(port, IB_MGMT_CLASS_PERF_MGMT,
 						NULL, 1));

@@ -20,7 +20,7 @@
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 7
+tap_plan 8
 
 cycles=${MS_HOTPLUG_CYCLES:-20}
 sys=/sys/bus/ibdevsim
