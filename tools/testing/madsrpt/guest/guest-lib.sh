@@ -421,6 +421,25 @@ ms_ibsim_ipoib_split() {
 	ip link set "$tgt_if" up
 }
 
+# ms_ibsim_ipoib_up INI_IP TGT_IP: ib_ipoib loaded, the ports split as by
+# ms_ibsim_ipoib_split, and the target's address resolved from netns ini.
+ms_ibsim_ipoib_up() {
+	modprobe ib_ipoib && ms_ibsim_ipoib_split "$1" "$2" &&
+	ms_wait 60 ip netns exec ini bash -c "echo >/dev/udp/$2/9 &&
+		ip neigh show $2 | grep -q lladdr"
+}
+
+# ms_umad_of DEV PORT: the umad device (umadN) of port PORT of DEV.
+ms_umad_of() {
+	local u
+
+	for u in /sys/class/infiniband_mad/umad*; do
+		[ "$(cat $u/ibdev)" = "$1" ] && [ "$(cat $u/port)" = "$2" ] &&
+			basename $u && return 0
+	done
+	return 1
+}
+
 # ms_fio_verify DEV ARGS...: fio writes /dev/DEV and verifies it with
 # crc32c, ARGS adding to or overriding the defaults.
 ms_fio_verify() {

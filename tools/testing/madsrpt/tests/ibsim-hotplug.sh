@@ -81,20 +81,11 @@ tap_check "no MAD agent left behind (the MAD layer names none)" \
 	sh -c '! dmesg | grep -q "still registered"'
 
 # ib_srpt still serves ibdevsim1: its DM agent answers IOUnitInfo.
-umad_of() {
-	local u
-
-	for u in /sys/class/infiniband_mad/umad*; do
-		[ "$(cat $u/ibdev)" = "$1" ] && [ "$(cat $u/port)" = "$2" ] &&
-			basename $u && return 0
-	done
-	return 1
-}
 dm_still() {
 	local out
 
 	dm_ports ibdevsim0 && dm_ports ibdevsim1 || return 1
-	out=$(timeout 60 ibsrpdm -c -d /dev/infiniband/$(umad_of ibdevsim0 1) 2>&1)
+	out=$(timeout 60 ibsrpdm -c -d /dev/infiniband/$(ms_umad_of ibdevsim0 1) 2>&1)
 	echo "$out"
 	grep -q "dgid=fe800000000000000002c90300002001" <<<"$out"
 }

@@ -154,16 +154,7 @@ tap_check "srp_daemon stopped; logout" ms_srp_logout
 # The line for ibdevsim1 port 1: the IOC GUID and service id are the
 # first HCA's node GUID (ib_srpt's default), the target port its GID.
 want="id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0"
-umad_of() {
-	local u
-
-	for u in /sys/class/infiniband_mad/umad*; do
-		[ "$(cat $u/ibdev)" = "$1" ] && [ "$(cat $u/port)" = "$2" ] &&
-			basename $u && return 0
-	done
-	return 1
-}
-umad=$(umad_of ibdevsim0 1)
+umad=$(ms_umad_of ibdevsim0 1)
 srpdm() {
 	local out
 
@@ -183,13 +174,8 @@ tap_check "srp_daemon -o -c -i ibdevsim0 -p 1 prints the same line" srpd
 sed 's/^/# srp_daemon -o: /' /tmp/srp_daemon.out
 
 # IPoIB, the initiator's port in its own network namespace.
-ipoib() {
-	modprobe ib_ipoib && ms_ibsim_ipoib_split $ini_ip $tgt_ip &&
-	ms_wait 60 ip netns exec ini bash -c "echo >/dev/udp/$tgt_ip/9 &&
-		ip neigh show $tgt_ip | grep -q lladdr"
-}
 tap_check "IPoIB: ibdevsim0 port 1 in netns ini ($ini_ip), ibdevsim1 port 1 here ($tgt_ip)" \
-	ipoib
+	ms_ibsim_ipoib_up $ini_ip $tgt_ip
 
 # rping: the server here, the client in "ini"; -V checks every ping's
 # data on the way back.
