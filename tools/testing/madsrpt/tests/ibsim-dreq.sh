@@ -110,9 +110,10 @@ tap_here "the rogue logs in over RDMA/CM on IPoIB; its READ is held in the backe
 # (ib_srpt sends its DREQ at once; the IB CM counts a DREQ as sent only
 # when it is answered or given up, and other GMPs, SA queries to opensm
 # there, may be dropped too, so neither counter can say when).  The CM
-# repeats a DREQ only after several seconds (about 7 here), time enough
-# for the rogue's to cross it; should the repeat come first, the
-# initiator receives it and the next point fails rather than passes.
+# repeats a DREQ only after the initiator's CM response timeout (4 s for
+# RDMA/CM), time enough for the rogue's to cross it; should the repeat
+# come first, the initiator receives it and the next point fails rather
+# than passes.
 acl_pid= rxi0=
 lose_dreq() {
 	local drop0
