@@ -1507,7 +1507,7 @@ static bool rg_cue(void)
 {
 	char line[64];
 
-	return fgets(line, sizeof(line), stdin) != NULL;
+	return fgets(line, sizeof(line), stdin);
 }
 
 static int case_dreq_cross(void)
@@ -1762,8 +1762,8 @@ int main(int argc, char **argv)
 	    parse_hex(argv[optind + 3], rg_init_id, 16) ||
 	    parse_hex(argv[optind + 4], rg_tgt_id, 8)) {
 		fprintf(stderr, "usage: %s list\n", argv[0]);
-		fprintf(stderr, "       %s [-b SRC] [-n ROUNDS] [-s SEED] CASE ADDR PORT INIT_ID TGT_GUID\n",
-			argv[0]);
+		fprintf(stderr, "       %s [-b SRC] [-n ROUNDS] [-s SEED]\n", argv[0]);
+		fprintf(stderr, "              CASE ADDR PORT INIT_ID TGT_GUID\n");
 		return 2;
 	}
 	memcpy(rg_tgt_id + 8, rg_tgt_id, 8);
