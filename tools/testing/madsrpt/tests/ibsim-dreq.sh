@@ -106,14 +106,15 @@ tap_here "the rogue logs in over RDMA/CM on IPoIB; its READ is held in the backe
 	held
 
 # Lose the target's DREQ: every GMP leaving the switch for the
-# initiator's port is dropped for 3 s from the start of the ACL removal
-# (ib_srpt sends its DREQ at once; the IB CM counts a DREQ as sent only
-# when it is answered or given up, and other GMPs, SA queries to opensm
-# there, may be dropped too, so neither counter can say when).  The CM
-# repeats a DREQ only after the initiator's CM response timeout (4 s for
-# RDMA/CM), time enough for the rogue's to cross it; should the repeat
-# come first, the initiator receives it and the next point fails rather
-# than passes.
+# initiator's port is dropped from the start of the ACL removal until
+# the rogue is cued (ib_srpt sends its DREQ at once, and 3 s is left for
+# it; the IB CM counts a DREQ as sent only when it is answered or given
+# up, and other GMPs, SA queries to opensm there, may be dropped too, so
+# neither counter can say when).  The CM's repeats of the DREQ, every
+# 4 s (the initiator's CM response timeout for RDMA/CM), are dropped as
+# well; should one slip through between the knob going off and the
+# rogue's DREQ, the initiator receives it and the next point fails
+# rather than passes.
 acl_pid= rxi0=
 lose_dreq() {
 	local drop0
@@ -126,8 +127,6 @@ lose_dreq() {
 	 echo "acl removal: exit $?" >/tmp/acl_del.out) &
 	acl_pid=$!
 	sleep 3
-	echo 0 >/sys/kernel/debug/ibdevsim/$sw/drop
-	echo 7 >/sys/kernel/debug/ibdevsim/$sw/classes
 	# (Not the ACL's info file: the rmdir holds its directory.)
 	echo "GMPs dropped at $sw $drop0 -> $(knob dropped); DREQs received" \
 	     "by the initiator $rxi0 -> $(cm ibdevsim0 cm_rx_msgs/dreq)"
@@ -144,6 +143,9 @@ cross() {
 	drep0=$(cm ibdevsim1 cm_tx_msgs/drep)
 	dup0=$(cm ibdevsim1 cm_rx_duplicates/dreq)
 	rtx0=$(cm ibdevsim0 cm_tx_retries/dreq)
+	# Builtins only from here to the cue: no fork delays it.
+	echo 0 >/sys/kernel/debug/ibdevsim/$sw/drop
+	echo 7 >/sys/kernel/debug/ibdevsim/$sw/classes
 	echo go >&3
 	ms_wait 20 grep -q "dreq-cross: DREQ sent" /tmp/rogue.out
 	grep "dreq-cross: DREQ sent" /tmp/rogue.out
@@ -167,6 +169,7 @@ tap_here "the crossing DREQ is answered with a DREP at once, the release still h
 	cross
 
 release() {
+	echo 0 >/sys/kernel/debug/ibdevsim/$sw/drop
 	dmsetup resume ms-held || return 1
 	[ -n "$acl_pid" ] || return 1
 	wait $acl_pid
