@@ -16,7 +16,7 @@ pkgs=(
 	srptools
 	libibumad-dev libibverbs-dev librdmacm-dev targetcli-fb fio
 	sg3-utils dbus python3 python3-docutils util-linux procps
-	multipath-tools git perl
+	multipath-tools dmsetup git perl
 )
 
 # `make bench` also draws its plots.
