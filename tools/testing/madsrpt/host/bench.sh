@@ -11,6 +11,11 @@
 # FIGURE is one of the names below (default: all of them); MS_BENCH_SECS
 # sets how long each figure runs (default 10 s).  The whole default set
 # takes about 40 minutes on a 2-core machine.  Not part of `make check`.
+#
+# MS_BENCH_PERF=1 profiles every run with perf in the guest (the figures
+# then read lower, perf taking its share of the CPUs): the hottest modules
+# and symbols of each run are in build/bench/logs/FIGURE-KERNEL-REP.console.out
+# as "# perf" lines.
 
 set -euo pipefail
 
@@ -18,6 +23,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
 
 reps=${MS_BENCH_REPS:-3}
+perf_arg=()
+[ -n "${MS_BENCH_PERF:-}" ] && perf_arg=(perf)
 secs=${MS_BENCH_SECS:-10}
 
 # name|role arguments after SECONDS
@@ -86,7 +93,8 @@ for f in "${figures[@]}"; do
 			log=$out/logs/$name-$k-$rep.console
 			rc=0
 			"$here/vm.sh" -k "$k" -t $((secs * 3 + 240)) -l "$log" \
-				"$MS_HARNESS/guest/roles/bench.sh" "$secs" "${args[@]}" \
+				"$MS_HARNESS/guest/roles/bench.sh" "${perf_arg[@]}" \
+				"$secs" "${args[@]}" \
 				>/dev/null 2>&1 || rc=$?
 			lines=$(tr -d '\r' <"$log.out" | grep '^BENCH ' || true)
 			if [ "$rc" -ne 0 ] || [ -z "$lines" ]; then

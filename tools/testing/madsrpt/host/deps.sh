@@ -19,8 +19,8 @@ pkgs=(
 	multipath-tools dmsetup git perl
 )
 
-# `make bench` also draws its plots.
-[ "${1:-}" != bench ] || pkgs+=(python3-matplotlib)
+# `make bench` also draws its plots, and profiles with perf (MS_BENCH_PERF).
+[ "${1:-}" != bench ] || pkgs+=(python3-matplotlib linux-perf)
 
 missing=()
 for p in "${pkgs[@]}"; do

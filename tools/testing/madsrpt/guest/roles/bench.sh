@@ -22,10 +22,19 @@
 #   bench.sh SECONDS rxe-ud              perftest UD SEND message rate
 #   bench.sh SECONDS rxe-rc-write        perftest RC RDMA WRITE bandwidth
 #
+# A first argument "perf" (host: MS_BENCH_PERF=1) also samples the whole
+# guest with perf while the figure is measured (mad-rr, kmad, srp) and
+# prints the hottest symbols as "# perf" lines.
+#
 # Exit status 0 only if the figure was measured.
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
+profile=
+if [ "$1" = perf ]; then
+	profile=1
+	shift
+fi
 secs=$1 figure=$2
 shift 2
 addr=10.16.0.1
@@ -34,6 +43,30 @@ dev=rxe-veth0
 # bench_line NAME VALUE UNIT: one measured value for the host.
 bench_line() {
 	echo "BENCH $1 $2 $3"
+}
+
+# prof_start, prof_stop: sample every CPU (cpu-clock, as TCG has no PMU)
+# from one to the other when profiling, then print where the time went.
+prof_start() {
+	[ -n "$profile" ] || return 0
+	perf record -a -g -e cpu-clock -F 1999 -o /tmp/perf.data \
+		>/tmp/perf-record.out 2>&1 &
+	prof_pid=$!
+	sleep 1
+}
+
+prof_stop() {
+	[ -n "$profile" ] || return 0
+	kill -INT "$prof_pid"
+	wait "$prof_pid" || true
+	echo "# perf: share of all samples, by module"
+	perf report -i /tmp/perf.data --stdio --no-children --sort dso -g none \
+		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep . |
+		sed 's/^/# perf dso /'
+	echo "# perf: share of all samples, by symbol"
+	perf report -i /tmp/perf.data --stdio --no-children --sort sym,dso \
+		-g none --percent-limit 0.2 2>/dev/null | grep -v '^#' |
+		grep . | head -80 | sed 's/^/# perf sym /'
 }
 
 # Busy CPU time of the whole guest so far, in microseconds.
@@ -49,10 +82,12 @@ bench_mad_rr() {
 	ms_rxe_veth veth0 $addr/24 || return 1
 	modprobe ib_umad
 	ms_wait 10 test -c /dev/infiniband/umad0 || return 1
+	prof_start
 	out=$(/tmp/mad_bench -d $dev -p 1 -g 0 -w "$win" -s "$secs") || {
 		echo "# $out"
 		return 1
 	}
+	prof_stop
 	echo "# $out"
 	bench_line "mad-rr-$win" "${out##*rate=}" exchanges/s
 }
@@ -64,8 +99,10 @@ bench_kmad() {
 	[ -f "$ko" ] || { echo "# no $ko"; return 1; }
 	ms_rxe_veth veth0 $addr/24 || return 1
 	dmesg -C
+	prof_start
 	insmod "$ko" dev=$dev window="$win" background="$bg" seconds="$secs" ||
 		{ dmesg | grep mad_bench_kmod | sed 's/^/# /'; return 1; }
+	prof_stop
 	out=$(dmesg | grep -o 'mad_bench_kmod window=.*')
 	echo "# $out"
 	rmmod mad_bench_kmod
@@ -119,12 +156,14 @@ bench_srp() {
 	# Fill the LUN once so that reads move data the file really holds.
 	dd if=/dev/zero of="$disk" bs=1M count=256 oflag=direct 2>/dev/null
 
+	prof_start
 	c0=$(cpu_busy_us)
 	json=$(fio --name=bench --filename="$disk" --rw="$rw" --bs="$bs" \
 		--iodepth="$depth" --ioengine=libaio --direct=1 \
 		--time_based --runtime="$secs" \
 		--output-format=json) || return 1
 	c1=$(cpu_busy_us)
+	prof_stop
 	read -r ios rate < <(python3 -c '
 import json, sys
 j = json.loads(sys.stdin.read())["jobs"][0]
