@@ -15,7 +15,8 @@
 # MS_BENCH_PERF=1 profiles every run with perf in the guest (the figures
 # then read lower, perf taking its share of the CPUs): the hottest modules
 # and symbols of each run are in build/bench/logs/FIGURE-KERNEL-REP.console.out
-# as "# perf" lines.
+# as "# perf" lines, and host/bench-perf.py prints them ours beside
+# upstream at the end (also in build/bench/profile.txt).
 
 set -euo pipefail
 
@@ -113,6 +114,12 @@ done
 
 # Debian's python3, which has the matplotlib deps.sh installed.
 /usr/bin/python3 "$here/bench-report.py" "$csv" "$out"
+if [ -n "${MS_BENCH_PERF:-}" ]; then
+	names=()
+	for f in "${figures[@]}"; do names+=("${f%%|*}"); done
+	/usr/bin/python3 "$here/bench-perf.py" "$out/logs" "${names[@]}" |
+		tee "$out/profile.txt" || true
+fi
 if [ "$failed" -gt 0 ]; then
 	echo "bench: $failed runs failed"
 	exit 1

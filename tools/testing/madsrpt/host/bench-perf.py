@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""bench-perf.py LOGDIR [FIGURE...] - where the time went, ours beside upstream.
+
+Reads the "# perf dso" and "# perf sym" lines that guest/roles/bench.sh
+prints when `make bench` runs with MS_BENCH_PERF=1 (one
+FIGURE-KERNEL-REP.console.out per run in LOGDIR), averages each module's
+and each symbol's share of the samples over the runs of a kernel, and
+prints per figure the modules and the symbols with the largest shares,
+ours next to upstream.  Shares are of all samples of the guest, idle
+included, so a module that costs more per operation shows a larger share
+even when both kernels did the same amount of work in the same time.
+"""
+
+import glob
+import os
+import re
+import sys
+from collections import defaultdict
+
+LINE = re.compile(r"^# perf (dso|sym)\s+([0-9.]+)%\s+(.*?)\s*$")
+NAME = re.compile(r"^(.+)-(ours|upstream)-([0-9]+)\.console\.out$")
+TOP = {"dso": 12, "sym": 40}
+
+
+def load(logdir, wanted):
+    # shares[figure][kind][kernel][name] = list of per-run shares
+    shares = defaultdict(lambda: defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))))
+    runs = defaultdict(lambda: defaultdict(int))
+    for path in sorted(glob.glob(os.path.join(logdir, "*.console.out"))):
+        m = NAME.match(os.path.basename(path))
+        if not m or (wanted and m.group(1) not in wanted):
+            continue
+        figure, kernel = m.group(1), m.group(2)
+        seen = False
+        with open(path, errors="replace") as f:
+            for raw in f:
+                lm = LINE.match(raw.replace("\r", "").rstrip("\n"))
+                if not lm:
+                    continue
+                seen = True
+                kind, pct, name = lm.group(1), float(lm.group(2)), lm.group(3)
+                # "sym" rows are "[k] symbol  module": keep one space.
+                name = re.sub(r"\s+", " ", name)
+                shares[figure][kind][kernel][name].append(pct)
+        if seen:
+            runs[figure][kernel] += 1
+    return shares, runs
+
+
+def mean_share(values, n):
+    # A name below the cut-off in some runs counts 0 there.
+    return sum(values) / n if n else 0.0
+
+
+def report(shares, runs):
+    for figure in sorted(shares):
+        n_ours = runs[figure]["ours"]
+        n_up = runs[figure]["upstream"]
+        print(f"== {figure}: {n_ours} profiled runs of ours, "
+              f"{n_up} of upstream (percent of all samples)")
+        for kind in ("dso", "sym"):
+            table = shares[figure][kind]
+            names = set(table["ours"]) | set(table["upstream"])
+            rows = []
+            for name in names:
+                o = mean_share(table["ours"].get(name, []), n_ours)
+                u = mean_share(table["upstream"].get(name, []), n_up)
+                rows.append((max(o, u), o, u, name))
+            rows.sort(reverse=True)
+            print(f"   {'ours':>7} {'upstream':>8} {'diff':>7}  "
+                  f"{'module' if kind == 'dso' else 'symbol'}")
+            for _, o, u, name in rows[:TOP[kind]]:
+                print(f"   {o:7.2f} {u:8.2f} {o - u:+7.2f}  {name}")
+        print()
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    shares, runs = load(sys.argv[1], set(sys.argv[2:]))
+    if not shares:
+        sys.exit(f"bench-perf.py: no perf lines in {sys.argv[1]}")
+    report(shares, runs)
+
+
+if __name__ == "__main__":
+    main()
