@@ -23,8 +23,8 @@
 #   bench.sh SECONDS rxe-rc-write        perftest RC RDMA WRITE bandwidth
 #
 # A first argument "perf" (host: MS_BENCH_PERF=1) also samples the whole
-# guest with perf while the figure is measured (mad-rr, kmad, srp) and
-# prints the hottest symbols as "# perf" lines.
+# guest with perf while the figure is measured (mad-rr, kmad, srp and
+# cm-connect) and prints the hottest symbols as "# perf" lines.
 #
 # Exit status 0 only if the figure was measured.
 
@@ -185,10 +185,12 @@ bench_cm_connect() {
 	modprobe rdma_ucm
 	cmtime -b $addr -c "$n" >/tmp/cmtime-server.out 2>&1 &
 	sleep 1
+	prof_start
 	out=$(cmtime -s $addr -c "$n" 2>&1) || {
 		sed 's/^/# /' <<<"$out"
 		return 1
 	}
+	prof_stop
 	sed 's/^/# /' <<<"$out"
 	# The "connect" row: step, total ms, max ms, min us, us / conn.
 	us=$(awk '$1 == "connect" { print $NF }' <<<"$out")
