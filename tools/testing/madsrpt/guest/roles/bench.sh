@@ -67,6 +67,21 @@ prof_stop() {
 	perf report -i /tmp/perf.data --stdio --no-children --sort sym,dso \
 		-g none --percent-limit 0.2 2>/dev/null | grep -v '^#' |
 		grep . | head -80 | sed 's/^/# perf sym /'
+	# With callees: spinlock releases, where the sampling interrupt
+	# lands, stand for the functions that took the lock.
+	echo "# perf: share of all samples in each symbol and its callees"
+	perf report -i /tmp/perf.data --stdio --children --sort sym,dso \
+		-g none --percent-limit 1 2>/dev/null | grep -v '^#' |
+		grep . | head -120 | awk '{ $2 = ""; print }' |
+		sed 's/^/# perf incl /'
+}
+
+# sys_counters: context switches, interrupts and TLB shootdowns so far.
+sys_counters() {
+	awk '/^ctxt / { c = $2 } /^intr / { i = $2 }
+		END { printf "%s %s ", c, i }' /proc/stat
+	awk '$1 == "TLB:" { for (n = 2; n <= NF && $n ~ /^[0-9]+$/; n++)
+		t += $n } END { print t + 0 }' /proc/interrupts
 }
 
 # Busy CPU time of the whole guest so far, in microseconds.
@@ -157,12 +172,14 @@ bench_srp() {
 	dd if=/dev/zero of="$disk" bs=1M count=256 oflag=direct 2>/dev/null
 
 	prof_start
+	read -r x0 i0 t0 < <(sys_counters)
 	c0=$(cpu_busy_us)
 	json=$(fio --name=bench --filename="$disk" --rw="$rw" --bs="$bs" \
 		--iodepth="$depth" --ioengine=libaio --direct=1 \
 		--time_based --runtime="$secs" \
 		--output-format=json) || return 1
 	c1=$(cpu_busy_us)
+	read -r x1 i1 t1 < <(sys_counters)
 	prof_stop
 	read -r ios rate < <(python3 -c '
 import json, sys
@@ -170,6 +187,9 @@ j = json.loads(sys.stdin.read())["jobs"][0]
 d = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(d["total_ios"], d["iops"])' <<<"$json") || return 1
 	[ "$ios" -gt 0 ] || return 1
+	awk -v n="$ios" -v x=$((x1 - x0)) -v i=$((i1 - i0)) -v t=$((t1 - t0)) \
+		'BEGIN { printf "# per I/O: %.2f context switches, %.2f interrupts, %.3f TLB shootdowns\n",
+			x / n, i / n, t / n }'
 	bench_line "srp-$rw-$bs" "${rate%.*}" IOPS
 	# Busy time of both ends (and fio) over the I/Os done.
 	bench_line "srp-$rw-$bs-cpu" \
