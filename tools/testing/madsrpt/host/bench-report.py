@@ -20,7 +20,7 @@ import sys
 
 # Metrics where less is better.
 COSTS = ("us/IO", "ns/exchange", "retries/s", "timeouts/s",
-         "queued")
+         "queued", "ctxsw/IO")
 # The rxe figure that bounds each family of figures.
 CEILINGS = {"mad-rr": "rxe-ud-256", "kmad-": "rxe-ud-256",
             "srp-": "rxe-rc-write-64k"}

@@ -187,14 +187,19 @@ j = json.loads(sys.stdin.read())["jobs"][0]
 d = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(d["total_ios"], d["iops"])' <<<"$json") || return 1
 	[ "$ios" -gt 0 ] || return 1
-	awk -v n="$ios" -v x=$((x1 - x0)) -v i=$((i1 - i0)) -v t=$((t1 - t0)) \
-		'BEGIN { printf "# per I/O: %.2f context switches, %.2f interrupts, %.3f TLB shootdowns\n",
-			x / n, i / n, t / n }'
+	awk -v n="$ios" -v i=$((i1 - i0)) -v t=$((t1 - t0)) \
+		'BEGIN { printf "# per I/O: %.2f interrupts, %.3f TLB shootdowns\n",
+			i / n, t / n }'
 	bench_line "srp-$rw-$bs" "${rate%.*}" IOPS
 	# Busy time of both ends (and fio) over the I/Os done.
 	bench_line "srp-$rw-$bs-cpu" \
 		"$(awk -v c=$((c1 - c0)) -v n="$ios" \
 			'BEGIN { printf "%.1f", c / n }')" us/IO
+	# Wake-ups: the runs that are slow (both kernels have them) switch
+	# more often per I/O, their completions no longer batched.
+	bench_line "srp-$rw-$bs-ctxsw" \
+		"$(awk -v x=$((x1 - x0)) -v n="$ios" \
+			'BEGIN { printf "%.2f", x / n }')" ctxsw/IO
 	ms_srp_logout
 }
 
