@@ -10,7 +10,7 @@
 #
 # FIGURE is one of the names below (default: all of them); MS_BENCH_SECS
 # sets how long each figure runs (default 10 s).  The whole default set
-# takes about 65 minutes on a 2-core machine.  Not part of `make check`.
+# takes about 80 minutes on a 2-core machine.  Not part of `make check`.
 #
 # MS_BENCH_PERF=1 profiles every run with perf in the guest (the figures
 # then read lower, perf taking its share of the CPUs): the hottest modules
