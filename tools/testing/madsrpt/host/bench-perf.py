@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """bench-perf.py LOGDIR [FIGURE...] - where the time went, ours beside upstream.
 
-Reads the "# perf dso" and "# perf sym" lines that guest/roles/bench.sh
+Reads the "# perf dso", "sym" and "incl" lines that guest/roles/bench.sh
 prints when `make bench` runs with MS_BENCH_PERF=1 (one
 FIGURE-KERNEL-REP.console.out per run in LOGDIR), averages each module's
 and each symbol's share of the samples over the runs of a kernel, and
-prints per figure the modules and the symbols with the largest shares,
-ours next to upstream.  Shares are of all samples of the guest, idle
-included, so a module that costs more per operation shows a larger share
-even when both kernels did the same amount of work in the same time.
+prints per figure the modules, the symbols and the symbols counted with
+their callees that have the largest shares, ours next to upstream.
+Shares are of all samples of the guest, idle included: read them with
+the figures of the same runs, as a kernel that does fewer operations in
+the same time spends a smaller share in the code of each operation.
 """
 
 import glob
@@ -18,9 +19,9 @@ import re
 import sys
 from collections import defaultdict
 
-LINE = re.compile(r"^# perf (dso|sym)\s+([0-9.]+)%\s+(.*?)\s*$")
+LINE = re.compile(r"^# perf (dso|sym|incl)\s+([0-9.]+)%\s+(.*?)\s*$")
 NAME = re.compile(r"^(.+)-(ours|upstream)-([0-9]+)\.console\.out$")
-TOP = {"dso": 12, "sym": 40}
+TOP = {"dso": 12, "sym": 40, "incl": 40}
 
 
 def load(logdir, wanted):
@@ -60,7 +61,7 @@ def report(shares, runs):
         n_up = runs[figure]["upstream"]
         print(f"== {figure}: {n_ours} profiled runs of ours, "
               f"{n_up} of upstream (percent of all samples)")
-        for kind in ("dso", "sym"):
+        for kind in ("dso", "sym", "incl"):
             table = shares[figure][kind]
             names = set(table["ours"]) | set(table["upstream"])
             rows = []
@@ -69,8 +70,9 @@ def report(shares, runs):
                 u = mean_share(table["upstream"].get(name, []), n_up)
                 rows.append((max(o, u), o, u, name))
             rows.sort(reverse=True)
-            print(f"   {'ours':>7} {'upstream':>8} {'diff':>7}  "
-                  f"{'module' if kind == 'dso' else 'symbol'}")
+            what = {"dso": "module", "sym": "symbol",
+                    "incl": "symbol with its callees"}[kind]
+            print(f"   {'ours':>7} {'upstream':>8} {'diff':>7}  {what}")
             for _, o, u, name in rows[:TOP[kind]]:
                 print(f"   {o:7.2f} {u:8.2f} {o - u:+7.2f}  {name}")
         print()

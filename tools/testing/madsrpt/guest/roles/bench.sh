@@ -23,8 +23,9 @@
 #   bench.sh SECONDS rxe-rc-write        perftest RC RDMA WRITE bandwidth
 #
 # A first argument "perf" (host: MS_BENCH_PERF=1) also samples the whole
-# guest with perf while the figure is measured (mad-rr, kmad, srp and
-# cm-connect) and prints the hottest symbols as "# perf" lines.
+# guest with perf while the figure is measured (mad-rr, kmad and srp; a
+# cm-connect run ends before perf has started) and prints the hottest
+# modules and symbols as "# perf" lines.
 #
 # Exit status 0 only if the figure was measured.
 
@@ -76,12 +77,10 @@ prof_stop() {
 		sed 's/^/# perf incl /'
 }
 
-# sys_counters: context switches, interrupts and TLB shootdowns so far.
+# sys_counters: context switches and interrupts of the whole guest so far.
 sys_counters() {
 	awk '/^ctxt / { c = $2 } /^intr / { i = $2 }
-		END { printf "%s %s ", c, i }' /proc/stat
-	awk '$1 == "TLB:" { for (n = 2; n <= NF && $n ~ /^[0-9]+$/; n++)
-		t += $n } END { print t + 0 }' /proc/interrupts
+		END { print c, i }' /proc/stat
 }
 
 # Busy CPU time of the whole guest so far, in microseconds.
@@ -172,14 +171,14 @@ bench_srp() {
 	dd if=/dev/zero of="$disk" bs=1M count=256 oflag=direct 2>/dev/null
 
 	prof_start
-	read -r x0 i0 t0 < <(sys_counters)
+	read -r x0 i0 < <(sys_counters)
 	c0=$(cpu_busy_us)
 	json=$(fio --name=bench --filename="$disk" --rw="$rw" --bs="$bs" \
 		--iodepth="$depth" --ioengine=libaio --direct=1 \
 		--time_based --runtime="$secs" \
 		--output-format=json) || return 1
 	c1=$(cpu_busy_us)
-	read -r x1 i1 t1 < <(sys_counters)
+	read -r x1 i1 < <(sys_counters)
 	prof_stop
 	read -r ios rate < <(python3 -c '
 import json, sys
@@ -187,16 +186,15 @@ j = json.loads(sys.stdin.read())["jobs"][0]
 d = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(d["total_ios"], d["iops"])' <<<"$json") || return 1
 	[ "$ios" -gt 0 ] || return 1
-	awk -v n="$ios" -v i=$((i1 - i0)) -v t=$((t1 - t0)) \
-		'BEGIN { printf "# per I/O: %.2f interrupts, %.3f TLB shootdowns\n",
-			i / n, t / n }'
+	awk -v n="$ios" -v i=$((i1 - i0)) \
+		'BEGIN { printf "# per I/O: %.2f interrupts\n", i / n }'
 	bench_line "srp-$rw-$bs" "${rate%.*}" IOPS
 	# Busy time of both ends (and fio) over the I/Os done.
 	bench_line "srp-$rw-$bs-cpu" \
 		"$(awk -v c=$((c1 - c0)) -v n="$ios" \
 			'BEGIN { printf "%.1f", c / n }')" us/IO
-	# Wake-ups: the runs that are slow (both kernels have them) switch
-	# more often per I/O, their completions no longer batched.
+	# Wake-ups per I/O: the slow boots of both kernels switch more often
+	# (see "Benchmarks" in testing.rst).
 	bench_line "srp-$rw-$bs-ctxsw" \
 		"$(awk -v x=$((x1 - x0)) -v n="$ios" \
 			'BEGIN { printf "%.2f", x / n }')" ctxsw/IO
@@ -210,12 +208,10 @@ bench_cm_connect() {
 	modprobe rdma_ucm
 	cmtime -b $addr -c "$n" >/tmp/cmtime-server.out 2>&1 &
 	sleep 1
-	prof_start
 	out=$(cmtime -s $addr -c "$n" 2>&1) || {
 		sed 's/^/# /' <<<"$out"
 		return 1
 	}
-	prof_stop
 	sed 's/^/# /' <<<"$out"
 	# The "connect" row: step, total ms, max ms, min us, us / conn.
 	us=$(awk '$1 == "connect" { print $NF }' <<<"$out")
