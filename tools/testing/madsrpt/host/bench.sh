@@ -86,6 +86,8 @@ failed=0
 for f in "${figures[@]}"; do
 	name=${f%%|*}
 	read -ra args <<<"${f#*|}"
+	# Runs of an earlier, longer bench must not count in this one's profile.
+	rm -f "$out/logs/$name-"{ours,upstream}-*.console*
 	for rep in $(seq 1 "$reps"); do
 		# Alternate which kernel goes first, so that a drift of the
 		# machine's speed does not favour one of them.
