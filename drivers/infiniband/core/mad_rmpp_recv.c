@@ -33,6 +33,13 @@
 
 #include <trace/events/ib_mad.h>
 
+/*
+ * MAD_RMPP_TOTAL_MAX_MS, as a variable only so that KUnit can shorten it:
+ * five minutes cannot be waited for in a test.
+ */
+VISIBLE_IF_KUNIT unsigned int mad_rmpp_total_max_ms = MAD_RMPP_TOTAL_MAX_MS;
+EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_total_max_ms);
+
 enum mad_rmpp_recv_state {
 	MAD_RMPP_RECV_ACTIVE,		/* collecting segments */
 	MAD_RMPP_RECV_COMPLETE,		/* delivered, remembered for repeats */
@@ -544,7 +551,7 @@ mad_rmpp_recv_create(struct ib_mad_agent_private *priv,
 		     (MAD_RMPP_ACK_WAIT_MAX_MS + mad_rmpp_peer_wait_ms(rtime));
 	r->linger_ms = MAD_RMPP_LINGER_TRIES *
 		       (MAD_RMPP_ACK_WAIT_MAX_MS + mad_rmpp_peer_wait_ms(rtime));
-	r->deadline = jiffies + msecs_to_jiffies(MAD_RMPP_TOTAL_MAX_MS);
+	r->deadline = jiffies + msecs_to_jiffies(mad_rmpp_total_max_ms);
 	expect = mad_rmpp_expect_segs(r->mad_size, r->first_paylen);
 	mad_rmpp_recv_win_init(&r->win, mad_rmpp_recv_window(priv), expect);
 	r->repwin = 1;

@@ -1398,6 +1398,69 @@ static void mad_test_rmpp_recv_linger(struct kunit *test)
 	ib_mad_rmpp_cancel_recvs(env->priv);
 }
 
+/*
+ * A send posted by a worker rather than the test thread bypasses the
+ * test's ib_mad_qp_post_send() stub and, the fake send queue having no
+ * room, waits on the overflow list.  Take the first one off it, as the
+ * QP would, so that the test can read it and complete it.
+ */
+static struct ib_mad_send_wr_private *
+mad_test_take_overflow(struct mad_test_env *env)
+{
+	struct ib_mad_qp_info *qp1 = &env->port->qp_info[1];
+	struct ib_mad_send_wr_private *wr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp1->send_queue.lock, flags);
+	wr = list_first_entry_or_null(&qp1->overflow_list,
+				      struct ib_mad_send_wr_private,
+				      mad_list.list);
+	if (wr) {
+		list_del_init(&wr->mad_list.list);
+		qp1->send_queue.count--;
+	}
+	spin_unlock_irqrestore(&qp1->send_queue.lock, flags);
+	return wr;
+}
+
+/*
+ * A transfer ends at its total deadline however busy its sender keeps it:
+ * a repeated first segment is ACKed again, yet the timer still fires at
+ * the deadline and tells the sender ABORT, "total time too long".  The
+ * deadline is shortened to 300 ms; the silence allowed is 40 s or more.
+ */
+static void mad_test_rmpp_recv_total_time(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	unsigned int total_ms = mad_rmpp_total_max_ms;
+	struct ib_mad_send_wr_private *wr;
+	const struct ib_rmpp_hdr *hdr;
+
+	mad_test_rmpp_env(test, env, 4);
+	mad_rmpp_total_max_ms = 300;
+	mad_test_rmpp_first(test, env, 0x900000001ULL, 3);
+	mad_rmpp_total_max_ms = total_ms;
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 1);
+	msleep(150);
+	mad_test_rmpp_first(test, env, 0x900000001ULL, 3);
+	KUNIT_ASSERT_EQ(test, env->posts, 2);
+	mad_test_rmpp_drain(env, 0, 2);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 1);
+
+	msleep(400);
+	flush_workqueue(env->port->wq);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 0);
+	wr = mad_test_take_overflow(env);
+	KUNIT_ASSERT_NOT_NULL(test, wr);
+	KUNIT_EXPECT_NULL(test, mad_test_take_overflow(env));
+	hdr = &((struct ib_rmpp_mad *)wr->send_buf.mad)->rmpp_hdr;
+	KUNIT_EXPECT_EQ(test, hdr->rmpp_type, IB_MGMT_RMPP_TYPE_ABORT);
+	KUNIT_EXPECT_EQ(test, hdr->rmpp_status, IB_MGMT_RMPP_STATUS_T2L);
+	mad_test_wire_done(&wr->send_buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+	ib_mad_rmpp_cancel_recvs(env->priv);
+}
+
 /* Directed-route SMPs through the receive entry point --------------------- */
 
 #define MAD_TEST_MKEY	0x0123456789abcdefULL
@@ -1899,6 +1962,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_reply_agent_close),
 	KUNIT_CASE(mad_test_rmpp_recv_cap),
 	KUNIT_CASE_SLOW(mad_test_rmpp_recv_linger),
+	KUNIT_CASE(mad_test_rmpp_recv_total_time),
 	KUNIT_CASE(mad_test_roce_ipv4_gids),
 	KUNIT_CASE(mad_test_recv_dr_smp_dropped),
 	KUNIT_CASE(mad_test_send_opa_dr_smp),

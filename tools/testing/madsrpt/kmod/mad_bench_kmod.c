@@ -38,6 +38,21 @@
  *
  * and the module loads whenever the run finished, since timeouts are what
  * is being measured.
+ *
+ * With @expire > 0 it tests mass timeouts instead of measuring: it posts
+ * @expire GETs to a QP that does not exist, with a timeout of ten
+ * minutes, waits until they have all left the send queue (a GET to the
+ * responder posted after them has been answered), then shortens every
+ * timeout to 1 ms with ib_modify_mad(), so that all of them expire
+ * together, while @window GETs keep going to the responder.  Their send
+ * handler does not free them; the module does once every one came back:
+ *
+ *   mad_bench_kmod expire=N timed_out=T other=O answered_meanwhile=A
+ *   errors=E modify_ms=M expire_ms=X
+ *
+ * (modify_ms: the ib_modify_mad() loop; expire_ms: from its start to the
+ * last handler call).  It loads only if all N came back timed out and the
+ * responder's GETs were answered all along.
  */
 
 #include <linux/completion.h>
@@ -87,6 +102,10 @@ static unsigned int retries;
 module_param(retries, uint, 0444);
 MODULE_PARM_DESC(retries, "retries of each request");
 
+static unsigned int expire;
+module_param(expire, uint, 0444);
+MODULE_PARM_DESC(expire, "GETs to nobody made to time out together (0: measure instead)");
+
 static const u8 bench_oui[3] = { 0x00, 0x14, 0x05 };
 
 /**
@@ -122,6 +141,11 @@ struct mad_bench_req {
  * @queued_max: most ever queued
  * @budget: answers due at the next tick, in 1/1000 of an answer
  * @tick: answers @overload requests per second from @queue
+ * @expiring: the GETs of expire mode, freed by the module, not the handler
+ * @expire_left: of those, posted ones whose handler has not run yet
+ * @expire_done: completed when @expire_left drops to 0
+ * @timed_out: expire mode's GETs that came back with a response timeout
+ * @expire_other: and those that came back with any other status
  */
 struct mad_bench {
 	struct ib_device *dev;
@@ -147,6 +171,12 @@ struct mad_bench {
 	unsigned int queued_max;
 	unsigned int budget;
 	struct delayed_work tick;
+
+	struct ib_mad_send_buf **expiring;
+	atomic_t expire_left;
+	struct completion expire_done;
+	atomic_long_t timed_out;
+	atomic_long_t expire_other;
 };
 
 static void mad_bench_put_buf(struct mad_bench *b, struct ib_mad_send_buf *buf)
@@ -207,6 +237,15 @@ static void mad_bench_req_send(struct ib_mad_agent *agent,
 	struct mad_bench *b = agent->context;
 	ktime_t now = ktime_get();
 
+	if (expire && wc->send_buf->context[0]) {
+		if (wc->status == IB_WC_RESP_TIMEOUT_ERR)
+			atomic_long_inc(&b->timed_out);
+		else
+			atomic_long_inc(&b->expire_other);
+		if (atomic_dec_and_test(&b->expire_left))
+			complete(&b->expire_done);
+		return;
+	}
 	if (!wc->send_buf->context[0])
 		complete(&b->first_back);
 	if (ktime_after(now, READ_ONCE(b->start)) &&
@@ -458,6 +497,84 @@ static void mad_bench_drop_queue(struct mad_bench *b)
 		ib_free_recv_mad(recv_wc);
 }
 
+/*
+ * Expire mode: @expire GETs to nobody, all shortened to 1 ms together
+ * when they wait for their responses, while the window keeps the
+ * responder busy. Returns 0 once every one came back timed out.
+ */
+static int mad_bench_expire(struct mad_bench *b)
+{
+	ktime_t t0, t1, t2;
+	unsigned int i;
+	int ret;
+
+	b->expiring = kvcalloc(expire, sizeof(*b->expiring), GFP_KERNEL);
+	if (!b->expiring)
+		return -ENOMEM;
+	atomic_set(&b->expire_left, 1);	/* the run's own */
+	for (i = 0; i < expire; i++) {
+		b->expiring[i] = mad_bench_new_get(b, BENCH_NO_QPN,
+						   10 * 60 * MSEC_PER_SEC);
+		if (IS_ERR(b->expiring[i])) {
+			ret = PTR_ERR(b->expiring[i]);
+			b->expiring[i] = NULL;
+			return ret;
+		}
+		atomic_inc(&b->expire_left);
+		ret = mad_bench_post_get(b, b->expiring[i]);
+		if (ret) {
+			atomic_dec(&b->expire_left);
+			return ret;
+		}
+		cond_resched();
+	}
+	/* Posted after them, answered only once they all went out. */
+	ret = mad_bench_post_many(b, window, 1, timeout_ms);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&b->first_back, 300 * HZ))
+		return -ETIMEDOUT;
+	msleep(BENCH_WARMUP_MS);
+
+	t0 = ktime_get();
+	WRITE_ONCE(b->end, KTIME_MAX);
+	WRITE_ONCE(b->start, t0);
+	for (i = 0; i < expire; i++) {
+		/* A GET that already came back (it should not) is not touched. */
+		if (ib_modify_mad(b->expiring[i], 1))
+			atomic_long_inc(&b->errors);
+	}
+	t1 = ktime_get();
+	if (atomic_dec_and_test(&b->expire_left))
+		complete(&b->expire_done);
+	if (!wait_for_completion_timeout(&b->expire_done, 600 * HZ))
+		return -ETIMEDOUT;
+	t2 = ktime_get();
+	WRITE_ONCE(b->end, t2);
+	pr_info("mad_bench_kmod expire=%u timed_out=%ld other=%ld answered_meanwhile=%ld errors=%ld modify_ms=%lld expire_ms=%lld\n",
+		expire, atomic_long_read(&b->timed_out),
+		atomic_long_read(&b->expire_other),
+		atomic_long_read(&b->answered), atomic_long_read(&b->errors),
+		ktime_ms_delta(t1, t0), ktime_ms_delta(t2, t0));
+	if (atomic_long_read(&b->timed_out) != expire ||
+	    !atomic_long_read(&b->answered) ||
+	    atomic_long_read(&b->timeouts) || atomic_long_read(&b->errors))
+		return -EIO;
+	return 0;
+}
+
+/* Free expire mode's GETs; every handler has run (agent unregistered). */
+static void mad_bench_free_expiring(struct mad_bench *b)
+{
+	unsigned int i;
+
+	if (!b->expiring)
+		return;
+	for (i = 0; i < expire && b->expiring[i]; i++)
+		ib_free_send_mad(b->expiring[i]);
+	kvfree(b->expiring);
+}
+
 static int mad_bench_run(struct mad_bench *b)
 {
 	int bg_timeout = (BENCH_WARMUP_MS + seconds * MSEC_PER_SEC) * 2 +
@@ -487,13 +604,14 @@ static int __init mad_bench_init(void)
 	struct mad_bench *b;
 	int ret;
 
-	if (!window || !seconds || !timeout_ms)
+	if (!window || !seconds || !timeout_ms || (expire && overload))
 		return -EINVAL;
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
 	init_completion(&b->all_back);
 	init_completion(&b->first_back);
+	init_completion(&b->expire_done);
 	spin_lock_init(&b->lock);
 	INIT_LIST_HEAD(&b->queue);
 	INIT_DELAYED_WORK(&b->tick, mad_bench_tick);
@@ -512,7 +630,7 @@ static int __init mad_bench_init(void)
 		goto unregister;
 	}
 
-	ret = mad_bench_run(b);
+	ret = expire ? mad_bench_expire(b) : mad_bench_run(b);
 	spin_lock_bh(&b->lock);
 	WRITE_ONCE(b->stop, true);
 	spin_unlock_bh(&b->lock);
@@ -522,14 +640,16 @@ static int __init mad_bench_init(void)
 	if (atomic_dec_and_test(&b->live))
 		complete(&b->all_back);
 	wait_for_completion(&b->all_back);
+	mad_bench_free_expiring(b);
 	mad_bench_drop_queue(b);
 	ib_unregister_mad_agent(b->resp);
 	rdma_destroy_ah(b->ah, RDMA_DESTROY_AH_SLEEPABLE);
 	ib_device_put(b->dev);
-	mad_bench_report(b);
-	if (!ret && !overload && (!atomic_long_read(&b->answered) ||
-				  atomic_long_read(&b->timeouts) ||
-				  atomic_long_read(&b->errors)))
+	if (!expire)
+		mad_bench_report(b);
+	if (!ret && !overload && !expire &&
+	    (!atomic_long_read(&b->answered) ||
+	     atomic_long_read(&b->timeouts) || atomic_long_read(&b->errors)))
 		ret = -EIO;
 	kfree(b);
 	return ret;
