@@ -497,21 +497,24 @@ static void mad_bench_drop_queue(struct mad_bench *b)
 		ib_free_recv_mad(recv_wc);
 }
 
-/*
- * Expire mode: @expire GETs to nobody, all shortened to 1 ms together
- * when they wait for their responses, while the window keeps the
- * responder busy. Returns 0 once every one came back timed out.
- */
-static int mad_bench_expire(struct mad_bench *b)
+/* Cancel expire mode's GETs that are still out; the others refuse it. */
+static void mad_bench_cancel_expiring(struct mad_bench *b)
 {
-	ktime_t t0, t1, t2;
+	unsigned int i;
+
+	for (i = 0; i < expire && b->expiring[i]; i++)
+		ib_cancel_mad(b->expiring[i]);
+}
+
+/*
+ * Post expire mode's GETs to nobody, then the window to the responder,
+ * and wait until the responder answers: every GET to nobody went out.
+ */
+static int mad_bench_expire_post(struct mad_bench *b)
+{
 	unsigned int i;
 	int ret;
 
-	b->expiring = kvcalloc(expire, sizeof(*b->expiring), GFP_KERNEL);
-	if (!b->expiring)
-		return -ENOMEM;
-	atomic_set(&b->expire_left, 1);	/* the run's own */
 	for (i = 0; i < expire; i++) {
 		b->expiring[i] = mad_bench_new_get(b, BENCH_NO_QPN,
 						   10 * 60 * MSEC_PER_SEC);
@@ -534,21 +537,48 @@ static int mad_bench_expire(struct mad_bench *b)
 		return ret;
 	if (!wait_for_completion_timeout(&b->first_back, 300 * HZ))
 		return -ETIMEDOUT;
-	msleep(BENCH_WARMUP_MS);
+	return 0;
+}
 
-	t0 = ktime_get();
-	WRITE_ONCE(b->end, KTIME_MAX);
-	WRITE_ONCE(b->start, t0);
-	for (i = 0; i < expire; i++) {
-		/* A GET that already came back (it should not) is not touched. */
-		if (ib_modify_mad(b->expiring[i], 1))
-			atomic_long_inc(&b->errors);
+/*
+ * Expire mode: @expire GETs to nobody, all shortened to 1 ms together
+ * when they wait for their responses, while the window keeps the
+ * responder busy.  Returns 0 once every one came back timed out; in
+ * every case, every handler of those GETs has run when it returns.
+ */
+static int mad_bench_expire(struct mad_bench *b)
+{
+	ktime_t t0 = 0, t1 = 0, t2;
+	unsigned int i;
+	int ret;
+
+	b->expiring = kvcalloc(expire, sizeof(*b->expiring), GFP_KERNEL);
+	if (!b->expiring)
+		return -ENOMEM;
+	atomic_set(&b->expire_left, 1);	/* the run's own */
+	ret = mad_bench_expire_post(b);
+	if (!ret) {
+		msleep(BENCH_WARMUP_MS);
+		t0 = ktime_get();
+		WRITE_ONCE(b->end, KTIME_MAX);
+		WRITE_ONCE(b->start, t0);
+		/* One that already came back (it should not) refuses it. */
+		for (i = 0; i < expire; i++)
+			if (ib_modify_mad(b->expiring[i], 1))
+				atomic_long_inc(&b->errors);
+		t1 = ktime_get();
+	} else {
+		mad_bench_cancel_expiring(b);
 	}
-	t1 = ktime_get();
 	if (atomic_dec_and_test(&b->expire_left))
 		complete(&b->expire_done);
-	if (!wait_for_completion_timeout(&b->expire_done, 600 * HZ))
-		return -ETIMEDOUT;
+	if (!wait_for_completion_timeout(&b->expire_done, 600 * HZ)) {
+		mad_bench_cancel_expiring(b);
+		wait_for_completion(&b->expire_done);
+		ret = ret ?: -ETIMEDOUT;
+	}
+	if (ret)
+		return ret;
 	t2 = ktime_get();
 	WRITE_ONCE(b->end, t2);
 	pr_info("mad_bench_kmod expire=%u timed_out=%ld other=%ld answered_meanwhile=%ld errors=%ld modify_ms=%lld expire_ms=%lld\n",
@@ -563,7 +593,11 @@ static int mad_bench_expire(struct mad_bench *b)
 	return 0;
 }
 
-/* Free expire mode's GETs; every handler has run (agent unregistered). */
+/*
+ * Free expire mode's GETs.  Their handlers have all run, and the agent
+ * waits at unregistration for every buffer of its own, so this comes
+ * before that.
+ */
 static void mad_bench_free_expiring(struct mad_bench *b)
 {
 	unsigned int i;
@@ -573,6 +607,7 @@ static void mad_bench_free_expiring(struct mad_bench *b)
 	for (i = 0; i < expire && b->expiring[i]; i++)
 		ib_free_send_mad(b->expiring[i]);
 	kvfree(b->expiring);
+	b->expiring = NULL;
 }
 
 static int mad_bench_run(struct mad_bench *b)
@@ -635,12 +670,12 @@ static int __init mad_bench_init(void)
 	WRITE_ONCE(b->stop, true);
 	spin_unlock_bh(&b->lock);
 	cancel_delayed_work_sync(&b->tick);
+	mad_bench_free_expiring(b);
 	/* Unregistering cancels the background GETs and waits for handlers. */
 	ib_unregister_mad_agent(b->req);
 	if (atomic_dec_and_test(&b->live))
 		complete(&b->all_back);
 	wait_for_completion(&b->all_back);
-	mad_bench_free_expiring(b);
 	mad_bench_drop_queue(b);
 	ib_unregister_mad_agent(b->resp);
 	rdma_destroy_ah(b->ah, RDMA_DESTROY_AH_SLEEPABLE);

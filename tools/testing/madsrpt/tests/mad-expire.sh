@@ -24,26 +24,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 n=${MS_EXPIRE_COUNT:-100000}
 
-ms_lock
-ms_build_kmod ours >"$MS_BUILD/logs/kmod-ours.log" 2>&1 || {
-	echo "1..1"
-	echo "not ok 1 - build kmod/ against our kernel (see build/logs/kmod-ours.log)"
-	exit 1
-}
-
-echo "TAP version 13"
-echo "1..1"
-
-# Not logs/mad-expire.console: check.sh writes our own output there.
-log=$MS_BUILD/logs/mad-expire-vm
-rc=0
-"$here/host/vm.sh" -k ours -t 700 -l "$log.console" \
-	"$here/guest/roles/expire.sh" "$n" >/dev/null 2>&1 || rc=$?
-out=$(tr -d '\r' <"$log.console.out")
-sed 's/^/    /' <<<"$out"
-# All four of the guest's points, or the run proved nothing.
-verdict=$(ms_verdict "$out" "$rc")
-[ "$(grep -c '^ok ' <<<"$out")" -eq 4 ] || verdict="not ok"
-ms_point "$verdict" \
-	"$n sends expiring together: all back once, no lockup (exit $rc)"
+ms_kmod_vm mad-expire 700 expire.sh "$n"
+ms_point "$ms_vm_verdict" \
+	"$n sends expiring together: all back once, no lockup (exit $ms_vm_rc)"
 exit $ms_status

@@ -24,23 +24,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 secs=8
 
-ms_lock
-ms_build_kmod ours >"$MS_BUILD/logs/kmod-ours.log" 2>&1 || {
-	echo "1..1"
-	echo "not ok 1 - build kmod/ against our kernel (see build/logs/kmod-ours.log)"
-	exit 1
-}
-
-echo "TAP version 13"
-echo "1..1"
-
-# Not logs/mad-flowctl.console: check.sh writes our own output there.
-log=$MS_BUILD/logs/mad-flowctl-vm
-rc=0
-"$here/host/vm.sh" -k ours -t 600 -l "$log.console" \
-	"$here/guest/roles/flowctl.sh" "$secs" full >/dev/null 2>&1 || rc=$?
-out=$(tr -d '\r' <"$log.console.out")
-sed 's/^/    /' <<<"$out"
-ms_point "$(ms_verdict "$out" "$rc")" \
-	"flow control under an SA storm and crossing connects (exit $rc)"
+ms_kmod_vm mad-flowctl 600 flowctl.sh "$secs" full
+ms_point "$ms_vm_verdict" \
+	"flow control under an SA storm and crossing connects (exit $ms_vm_rc)"
 exit $ms_status
