@@ -22,6 +22,7 @@
 #include <rdma/ib_cache.h>
 #include <target/target_core_base.h>
 #include <target/target_core_fabric.h>
+#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 
 #include "srpt_priv.h"
@@ -772,6 +773,17 @@ void srpt_cm_rtu_recv(struct srpt_rdma_ch *ch)
 	}
 }
 
+/*
+ * The DREP of @ch's IB CM id.  KUnit replaces it: the channels of its
+ * tests have no CM id the CM knows.
+ */
+VISIBLE_IF_KUNIT int srpt_send_cm_drep(struct srpt_rdma_ch *ch)
+{
+	KUNIT_STATIC_STUB_REDIRECT(srpt_send_cm_drep, ch);
+	return ib_send_cm_drep(ch->ib_cm_id, NULL, 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_send_cm_drep);
+
 /**
  * srpt_ib_cm_dreq_recv - the initiator asked to disconnect (IB CM)
  * @ch: the channel.
@@ -787,7 +799,7 @@ static void srpt_ib_cm_dreq_recv(struct srpt_rdma_ch *ch)
 	int ret;
 
 	srpt_set_ch_state(ch, CH_DISCONNECTING);
-	ret = ib_send_cm_drep(ch->ib_cm_id, NULL, 0);
+	ret = srpt_send_cm_drep(ch);
 	if (ret)
 		pr_debug("%s: sending DREP failed (%d)\n", ch->sess_name, ret);
 	srpt_close_ch(ch);
@@ -839,6 +851,7 @@ int srpt_cm_handler(struct ib_cm_id *cm_id, const struct ib_cm_event *event)
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_cm_handler);
 
 /**
  * srpt_rdma_cm_handler - RDMA/CM callback of the listener and the channels

@@ -7,6 +7,7 @@
  * events and request credits.
  */
 
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/unaligned.h>
 #include <scsi/srp.h>
@@ -1236,6 +1237,7 @@ struct fake_hca {
 	int sends;
 	int recvs;
 	int srq_recvs;
+	int dreps;
 	bool fail_send;
 };
 
@@ -1462,6 +1464,66 @@ static void srpt_test_credits_returned(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_DONE);
 }
 
+/* The fake QP's modify_qp(): any state change succeeds. */
+static int fake_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
+			  int attr_mask, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/* Replaces srpt_send_cm_drep(): counts the DREP on the channel's HCA. */
+static int fake_send_cm_drep(struct srpt_rdma_ch *ch)
+{
+	to_fake(ch->qp->device)->dreps++;
+	return 0;
+}
+
+struct dreq_case {
+	const char *name;
+	enum srpt_ch_state state;
+};
+
+static const struct dreq_case dreq_cases[] = {
+	{ "on a live channel", CH_LIVE },
+	/* Our DREQ is out (lost, say): the initiator's crossed it. */
+	{ "crossing ours", CH_DISCONNECTING },
+};
+
+KUNIT_ARRAY_PARAM_DESC(dreq, dreq_cases, name);
+
+/*
+ * An initiator's DREQ over IB CM gets a DREP, also when it crossed ours:
+ * the CM then waits for our DREP as for any DREQ received, and without
+ * one the initiator retries its DREQ until it times out.  The channel
+ * closes either way: QP to error, drain marker posted.
+ */
+static void srpt_test_dreq(struct kunit *test)
+{
+	const struct dreq_case *c = test->param_value;
+	struct ib_cm_event ev = { .event = IB_CM_DREQ_RECEIVED };
+	struct ib_cm_id *cm_id;
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	cm_id = kunit_kzalloc(test, sizeof(*cm_id), GFP_KERNEL);
+	h->dev.port_data = kunit_kcalloc(test, 2, sizeof(*h->dev.port_data),
+					 GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cm_id);
+	KUNIT_ASSERT_NOT_NULL(test, h->dev.port_data);
+	h->dev.ops.modify_qp = fake_modify_qp;
+	h->qp.real_qp = &h->qp;
+	cm_id->context = ch;
+	ch->ib_cm_id = cm_id;
+	srpt_set_ch_state(ch, c->state);
+	kunit_activate_static_stub(test, srpt_send_cm_drep, fake_send_cm_drep);
+
+	KUNIT_EXPECT_EQ(test, srpt_cm_handler(cm_id, &ev), 0);
+	KUNIT_EXPECT_EQ(test, h->dreps, 1);
+	KUNIT_EXPECT_EQ(test, ch->state, CH_DRAINING);
+	KUNIT_EXPECT_EQ(test, h->sends, 1);
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -1488,6 +1550,7 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_qp_event, qp_event_gen_params),
 	KUNIT_CASE(srpt_test_credits),
 	KUNIT_CASE(srpt_test_credits_returned),
+	KUNIT_CASE_PARAM(srpt_test_dreq, dreq_gen_params),
 	{}
 };
 

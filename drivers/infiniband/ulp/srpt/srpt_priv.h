@@ -648,6 +648,7 @@ int srpt_iu_opcode(const void *iu, u32 len);
 bool srpt_charge_credit(struct srpt_rdma_ch *ch, int opcode);
 void srpt_qp_event(struct ib_event *event, void *ptr);
 int srpt_parse_acl_name(const char *name, struct srpt_port_name *out);
+int srpt_send_cm_drep(struct srpt_rdma_ch *ch);
 #endif
 
 /* srpt_lio.c */
