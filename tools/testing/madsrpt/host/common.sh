@@ -346,29 +346,30 @@ ms_build_kmod() {
 }
 
 # ms_kmod_vm NAME SECONDS ROLE [ARGS...]: the host half of a test whose VM
-# loads kmod/.  Builds kmod/ against our kernel (or prints a failed plan
-# of one point and exits), prints a plan of one point, and runs
-# guest/roles/ROLE ARGS in a VM of our kernel for at most SECONDS, its
-# console in build/logs/NAME-vm.console (check.sh writes the test's own
-# output to NAME.console).  The guest's output is shown indented and left
-# in $ms_vm_out, the VM's exit status in $ms_vm_rc, and $ms_vm_verdict is
-# "ok" only if the VM exited cleanly and the guest passed every point of
-# its plan.
+# loads kmod/.  Builds kmod/ against our kernel ($MS_OURS: the detector
+# kernel under `make check-debug`), or prints a failed plan of one point
+# and exits; prints a plan of one point, and runs guest/roles/ROLE ARGS in
+# a VM of that kernel for at most SECONDS (vm.sh stretches that for the
+# detector kernel), its console in build/logs/NAME-vm.console (check.sh
+# writes the test's own output to NAME.console).  The guest's output is
+# shown indented and left in $ms_vm_out, the VM's exit status in
+# $ms_vm_rc, and $ms_vm_verdict is "ok" only if the VM exited cleanly and
+# the guest passed every point of its plan.
 ms_kmod_vm() {
 	local name=$1 secs=$2 role=$3 log plan
 
 	shift 3
 	ms_lock
-	ms_build_kmod ours >"$MS_BUILD/logs/kmod-ours.log" 2>&1 || {
+	ms_build_kmod "$MS_OURS" >"$MS_BUILD/logs/kmod-$MS_OURS.log" 2>&1 || {
 		echo "1..1"
-		echo "not ok 1 - build kmod/ against our kernel (see build/logs/kmod-ours.log)"
+		echo "not ok 1 - build kmod/ against our kernel (see build/logs/kmod-$MS_OURS.log)"
 		exit 1
 	}
 	echo "TAP version 13"
 	echo "1..1"
 	log=$MS_BUILD/logs/$name-vm
 	ms_vm_rc=0
-	"$MS_HARNESS/host/vm.sh" -k ours -t "$secs" -l "$log.console" \
+	"$MS_HARNESS/host/vm.sh" -k "$MS_OURS" -t "$secs" -l "$log.console" \
 		"$MS_HARNESS/guest/roles/$role" "$@" >/dev/null 2>&1 || ms_vm_rc=$?
 	ms_vm_out=$(tr -d '\r' <"$log.console.out")
 	sed 's/^/    /' <<<"$ms_vm_out"

@@ -604,8 +604,10 @@ static void mad_bench_free_expiring(struct mad_bench *b)
 
 	if (!b->expiring)
 		return;
-	for (i = 0; i < expire && b->expiring[i]; i++)
+	for (i = 0; i < expire && b->expiring[i]; i++) {
 		ib_free_send_mad(b->expiring[i]);
+		cond_resched();
+	}
 	kvfree(b->expiring);
 	b->expiring = NULL;
 }
