@@ -21,6 +21,12 @@ import sys
 # Metrics where less is better.
 COSTS = ("us/IO", "ns/exchange", "retries/s", "timeouts/s",
          "queued", "ctxsw/IO")
+# Counts per exchange or per I/O of the "-cost" figures: less is better.
+COST_COUNTS = ("allocs/", "pages/", "wakeups/", "ctxsw/", "works/")
+
+
+def is_cost(unit):
+    return unit in COSTS or unit.startswith(COST_COUNTS)
 # The rxe figure that bounds each family of figures.
 CEILINGS = {"mad-rr": "rxe-ud-256", "kmad-": "rxe-ud-256",
             "srp-": "rxe-rc-write-64k"}
@@ -39,7 +45,7 @@ def load(path):
 
 
 def better_ratio(ours, upstream, unit):
-    if unit in COSTS:
+    if is_cost(unit):
         return upstream / ours if ours else float("nan")
     return ours / upstream if upstream else float("nan")
 
@@ -73,7 +79,7 @@ def summarise(runs, units):
         rows.append(row)
     for row in rows:
         ceil = ceiling_of(row["metric"], medians)
-        if ceil and ceil != row["metric"] and row["unit"] not in COSTS:
+        if ceil and ceil != row["metric"] and not is_cost(row["unit"]):
             row["ceiling"] = {"metric": ceil, "value": medians[ceil],
                               "unit": units[ceil]}
     return rows

@@ -8,9 +8,17 @@
 # ratio ours/upstream of the medians and the range of the per-pair ratios)
 # and writes build/bench/results.csv, summary.json and plots (PNG).
 #
-# FIGURE is one of the names below (default: all of them); MS_BENCH_SECS
+# FIGURE is one of the names below (default: all of them); a "-cost"
+# figure counts kernel allocations, wake-ups, context switches and work
+# items per exchange or I/O instead of a rate; MS_BENCH_SECS
 # sets how long each figure runs (default 10 s).  The whole default set
 # takes about 80 minutes on a 2-core machine.  Not part of `make check`.
+#
+# Both kernels are built with config/bench over the test kernel's config
+# (build.sh bench-ours and bench-upstream: no lockdep, the full SLUB, -O2),
+# as the test kernel's debugging aids change what locks and allocations
+# cost; MS_BENCH_KERNEL=test compares the test kernels (ours, upstream)
+# instead.
 #
 # MS_BENCH_PERF=1 profiles every run with perf in the guest (the figures
 # then read lower, perf taking its share of the CPUs): the hottest modules
@@ -46,6 +54,10 @@ all=(
 	"srp-read-1m|srp read 1m 4"
 	"srp-write-1m|srp write 1m 4"
 	"cm-connect-100|cm-connect 100"
+	"mad-rr-1-cost|mad-rr 1 cost"
+	"kmad-1-cost|kmad 1 0 cost"
+	"kmad-16-cost|kmad 16 0 cost"
+	"srp-randread-4k-cost|srp randread 4k 32 cost"
 	"rxe-ud-256|rxe-ud"
 	"rxe-rc-write-64k|rxe-rc-write"
 )
@@ -64,10 +76,14 @@ else
 	figures=("${all[@]}")
 fi
 
+# The build each kernel name of the table stands for.
+kpre=bench-
+[ "${MS_BENCH_KERNEL:-}" = test ] && kpre=
+
 "$here/deps.sh" bench
 ms_lock
-"$here/build.sh" ours
-"$here/build.sh" upstream
+"$here/build.sh" "${kpre}ours"
+"$here/build.sh" "${kpre}upstream"
 ms_build_progs
 
 out=$MS_BUILD/bench
@@ -76,7 +92,7 @@ mkdir -p "$out/logs"
 # The in-kernel benchmark agent, built out of tree against each kernel;
 # the guest finds it by its kernel release.
 for k in ours upstream; do
-	ms_build_kmod "$k" || ms_die "cannot build kmod/ against the $k kernel"
+	ms_build_kmod "$kpre$k" || ms_die "cannot build kmod/ against the $k kernel"
 done
 csv=$out/results.csv
 echo "figure,kernel,rep,metric,value,unit" >"$csv"
@@ -95,7 +111,7 @@ for f in "${figures[@]}"; do
 		for k in $order; do
 			log=$out/logs/$name-$k-$rep.console
 			rc=0
-			"$here/vm.sh" -k "$k" -t $((secs * 3 + 240)) -l "$log" \
+			"$here/vm.sh" -k "$kpre$k" -t $((secs * 3 + 240)) -l "$log" \
 				"$MS_HARNESS/guest/roles/bench.sh" "${perf_arg[@]}" \
 				"$secs" "${args[@]}" \
 				>/dev/null 2>&1 || rc=$?

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build.sh [ours|upstream|debug] - build the test kernel and its modules.
+# build.sh [ours|upstream|debug|bench-ours|bench-upstream] - build the
+# test kernel and its modules.
 #
 #   ours      extract linux-source-6.12 into build/linux, lay every tracked
 #             file of ours over it as a symlink, apply the glue lines, build
@@ -10,6 +11,10 @@
 #             into build/upstream, for side-by-side comparisons
 #   debug     our tree (build/linux) with the detectors of config/debug
 #             (KASAN, UBSAN, kmemleak, debug objects...) into build/debug
+#   bench-ours, bench-upstream
+#             ours and upstream without the test kernel's debugging aids
+#             (config/bench: no lockdep, the full SLUB, -O2), for make
+#             bench, into build/bench-ours and build/bench-upstream
 #
 # All are incremental: the tree is extracted once, symlinks make our edits
 # live, and make only rebuilds what changed.  Prints one line per stage
@@ -32,14 +37,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 variant=${1:-ours}
 case "$variant" in
-ours | debug)
+ours | debug | bench-ours)
 	src=$MS_BUILD/linux
+	pristine=
 	;;
-upstream)
+upstream | bench-upstream)
 	src=$MS_BUILD/linux-upstream
+	pristine=1
 	;;
 *)
-	echo "usage: $0 [ours|upstream|debug]" >&2
+	echo "usage: $0 [ours|upstream|debug|bench-ours|bench-upstream]" >&2
 	exit 2
 	;;
 esac
@@ -64,7 +71,7 @@ if [ ! -f "$src/.extracted" ]; then
 	touch "$src/.extracted"
 fi
 
-if [ "$variant" != upstream ]; then
+if [ -z "$pristine" ]; then
 	stage "overlay our files and glue"
 	ms_overlay "$src"
 	ms_glue "$src"
@@ -77,10 +84,11 @@ link=$MS_BUILD/$variant
 [ -L "$link" ] || rm -rf "$link"
 ln -sfn "${obj#"$MS_BUILD"/}" "$link"
 
-if [ "$variant" = upstream ] && [ ! -d "$obj" ] &&
-   [ -f "$MS_BUILD/linux/_ours/kernelrelease" ]; then
+# The pristine build of a pair starts from ours of the same config.
+seed=$MS_BUILD/linux/_${variant/upstream/ours}
+if [ -n "$pristine" ] && [ ! -d "$obj" ] && [ -f "$seed/kernelrelease" ]; then
 	stage "seed ${obj#"$MS_TOP"/} from our object tree"
-	cp -a "$MS_BUILD/linux/_ours" "$obj.tmp"
+	cp -a "$seed" "$obj.tmp"
 	rm -rf "$obj.tmp/mods" "$obj.tmp/kernelrelease" "$obj.tmp/.config"
 	# Every pristine file that ours replaces or the glue edits must look
 	# newer than the objects built from ours.
@@ -99,6 +107,16 @@ case "$variant" in
 ours) frags+=("$MS_HARNESS/config/ours") ;;
 upstream) frags+=("$MS_HARNESS/config/upstream") ;;
 debug) frags+=("$MS_HARNESS/config/ours" "$MS_HARNESS/config/debug") ;;
+bench-*)
+	frags+=("$MS_HARNESS/config/${variant#bench-}" "$MS_HARNESS/config/bench")
+	# Each bench kernel its own release (the guest finds kmod/ by it).
+	# Not named localversion*: Kbuild appends such files to the release.
+	echo "CONFIG_LOCALVERSION=\"-${variant#bench-}-bench\"" >"$obj/.rel.new"
+	cmp -s "$obj/.rel.new" "$obj/bench-release.config" ||
+		mv "$obj/.rel.new" "$obj/bench-release.config"
+	rm -f "$obj/.rel.new"
+	frags+=("$obj/bench-release.config")
+	;;
 esac
 stale=
 for f in "${frags[@]}"; do
@@ -121,7 +139,7 @@ stage "install modules into ${obj#"$MS_TOP"/}/mods"
 rm -rf "$obj/mods.new"
 make -s -C "$src" O="$obj" INSTALL_MOD_PATH="$obj/mods.new" \
 	INSTALL_MOD_STRIP=1 modules_install >/dev/null
-if [ "$variant" = upstream ]; then
+if [ -n "$pristine" ]; then
 	# The IB path of the tests needs the simulated fabric, which is ours
 	# and uses only the verbs API: built out of tree against the
 	# pristine kernel, so the same ibsim tests compare the two MAD
@@ -148,5 +166,5 @@ rm -rf "$obj/mods"
 mv "$obj/mods.new" "$obj/mods"
 make -s -C "$src" O="$obj" kernelrelease >"$obj/kernelrelease"
 ms_stage_end
-[ "$variant" != upstream ] || ms_verify_pristine "$obj"
+[ -z "$pristine" ] || ms_verify_pristine "$obj"
 echo "build: $variant kernel $(cat "$obj/kernelrelease") ready in ${obj#"$MS_TOP"/}"

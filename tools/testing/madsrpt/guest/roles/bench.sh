@@ -22,6 +22,12 @@
 #   bench.sh SECONDS rxe-ud              perftest UD SEND message rate
 #   bench.sh SECONDS rxe-rc-write        perftest RC RDMA WRITE bandwidth
 #
+# A last argument "cost" to mad-rr, kmad or srp counts instead what the
+# whole guest did per exchange or per I/O while the figure ran (kernel
+# allocations, wake-ups, context switches, work items queued), with perf
+# stat on tracepoints; the rate itself is then not reported, the
+# tracepoints slowing both kernels.
+#
 # A first argument "perf" (host: MS_BENCH_PERF=1) also samples the whole
 # guest with perf while the figure is measured (mad-rr, kmad and srp; a
 # cm-connect run ends before perf has started) and prints the hottest
@@ -77,6 +83,45 @@ prof_stop() {
 		sed 's/^/# perf incl /'
 }
 
+# Tracepoints counted by a "cost" run, and the name of each count.
+cost_events=kmem:kmalloc,kmem:kmem_cache_alloc,kmem:mm_page_alloc
+cost_events+=,sched:sched_wakeup,sched:sched_switch
+cost_events+=,workqueue:workqueue_queue_work
+
+# cost_start, cost_stop NAME OPS UNIT: count cost_events over the whole
+# guest from one to the other, then print each count divided by OPS (the
+# exchanges or I/Os done meanwhile) as "BENCH NAME-<count> value UNIT".
+cost_start() {
+	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
+	perf stat -a -x, -e "$cost_events" -o /tmp/cost.out &
+	cost_pid=$!
+	sleep 1
+}
+
+cost_stop() {
+	local name=$1 ops=$2 unit=$3
+
+	kill -INT "$cost_pid"
+	wait "$cost_pid" || true
+	sed 's/^/# perf stat /' /tmp/cost.out
+	[ "$ops" -gt 0 ] || return 1
+	awk -F, -v name="$name" -v n="$ops" -v unit="$unit" '
+		$3 ~ /^kmem:(kmalloc|kmem_cache_alloc)$/ { alloc += $1 }
+		$3 == "kmem:mm_page_alloc" { pages = $1 }
+		$3 == "sched:sched_wakeup" { wake = $1 }
+		$3 == "sched:sched_switch" { sw = $1 }
+		$3 == "workqueue:workqueue_queue_work" { work = $1; seen = 1 }
+		END {
+			if (!seen)
+				exit 1
+			printf "BENCH %s-allocs %.2f allocs/%s\n", name, alloc / n, unit
+			printf "BENCH %s-pages %.3f pages/%s\n", name, pages / n, unit
+			printf "BENCH %s-wakeups %.2f wakeups/%s\n", name, wake / n, unit
+			printf "BENCH %s-ctxsw %.2f ctxsw/%s\n", name, sw / n, unit
+			printf "BENCH %s-works %.2f works/%s\n", name, work / n, unit
+		}' /tmp/cost.out
+}
+
 # sys_counters: context switches and interrupts of the whole guest so far.
 sys_counters() {
 	awk '/^ctxt / { c = $2 } /^intr / { i = $2 }
@@ -90,35 +135,46 @@ cpu_busy_us() {
 }
 
 bench_mad_rr() {
-	local win=$1 out
+	local win=$1 cost=$2 out n
 
 	ms_build_prog mad_bench || return 1
 	ms_rxe_veth veth0 $addr/24 || return 1
 	modprobe ib_umad
 	ms_wait 10 test -c /dev/infiniband/umad0 || return 1
-	prof_start
+	if [ -n "$cost" ]; then cost_start; else prof_start; fi
 	out=$(/tmp/mad_bench -d $dev -p 1 -g 0 -w "$win" -s "$secs") || {
 		echo "# $out"
 		return 1
 	}
-	prof_stop
 	echo "# $out"
+	if [ -n "$cost" ]; then
+		n=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
+		cost_stop "mad-rr-$win" "${n#*=}" exchange
+		return
+	fi
+	prof_stop
 	bench_line "mad-rr-$win" "${out##*rate=}" exchanges/s
 }
 
 bench_kmad() {
-	local win=$1 bg=$2 ko out rate ns
+	local win=$1 bg=$2 cost=$3 ko out rate ns n
 
 	ko=$MS_TOP/build/bench/kmod/$(uname -r)/mad_bench_kmod.ko
 	[ -f "$ko" ] || { echo "# no $ko"; return 1; }
 	ms_rxe_veth veth0 $addr/24 || return 1
 	dmesg -C
-	prof_start
+	if [ -n "$cost" ]; then cost_start; else prof_start; fi
 	insmod "$ko" dev=$dev window="$win" background="$bg" seconds="$secs" ||
 		{ dmesg | grep mad_bench_kmod | sed 's/^/# /'; return 1; }
-	prof_stop
 	out=$(dmesg | grep -o 'mad_bench_kmod window=.*')
 	echo "# $out"
+	if [ -n "$cost" ]; then
+		n=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
+		cost_stop "kmad-$win-bg$bg" "${n#*=}" exchange
+		rmmod mad_bench_kmod
+		return
+	fi
+	prof_stop
 	rmmod mad_bench_kmod
 	rate=$(grep -o ' rate=[0-9]*' <<<"$out")
 	ns=$(grep -o 'ns_per_exchange=[0-9]*' <<<"$out")
@@ -153,7 +209,7 @@ bench_overload() {
 }
 
 bench_srp() {
-	local rw=$1 bs=$2 depth=$3 lun=/tmp/bench.img port=5560 disk
+	local rw=$1 bs=$2 depth=$3 cost=$4 lun=/tmp/bench.img port=5560 disk
 	local json c0 c1 ios rate
 
 	ms_srpt_loopback $addr >/dev/null
@@ -170,7 +226,7 @@ bench_srp() {
 	# Fill the LUN once so that reads move data the file really holds.
 	dd if=/dev/zero of="$disk" bs=1M count=256 oflag=direct 2>/dev/null
 
-	prof_start
+	if [ -n "$cost" ]; then cost_start; else prof_start; fi
 	read -r x0 i0 < <(sys_counters)
 	c0=$(cpu_busy_us)
 	json=$(fio --name=bench --filename="$disk" --rw="$rw" --bs="$bs" \
@@ -179,13 +235,18 @@ bench_srp() {
 		--output-format=json) || return 1
 	c1=$(cpu_busy_us)
 	read -r x1 i1 < <(sys_counters)
-	prof_stop
 	read -r ios rate < <(python3 -c '
 import json, sys
 j = json.loads(sys.stdin.read())["jobs"][0]
 d = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(d["total_ios"], d["iops"])' <<<"$json") || return 1
 	[ "$ios" -gt 0 ] || return 1
+	if [ -n "$cost" ]; then
+		cost_stop "srp-$rw-$bs" "$ios" IO || return 1
+		ms_srp_logout
+		return
+	fi
+	prof_stop
 	awk -v n="$ios" -v i=$((i1 - i0)) \
 		'BEGIN { printf "# per I/O: %.2f interrupts\n", i / n }'
 	bench_line "srp-$rw-$bs" "${rate%.*}" IOPS
