@@ -134,6 +134,14 @@ cpu_busy_us() {
 		printf "%.0f", ($2 + $3 + $4 + $7 + $8) * 1e6 / hz }' /proc/stat
 }
 
+# ll_ready NETDEV: its IPv6 link-local address exists and passed DAD.
+ll_ready() {
+	local a
+
+	a=$(ip -6 addr show dev "$1" scope link)
+	[ -n "$a" ] && ! grep -q tentative <<<"$a"
+}
+
 bench_mad_rr() {
 	local win=$1 cost=$2 out n
 
@@ -141,6 +149,10 @@ bench_mad_rr() {
 	ms_rxe_veth veth0 $addr/24 || return 1
 	modprobe ib_umad
 	ms_wait 10 test -c /dev/infiniband/umad0 || return 1
+	# GID 0 is the link-local one: until IPv6 has checked the address
+	# (DAD), no address handle to it can be made and the first send
+	# fails (seen on the bench kernels, which get here sooner).
+	ms_wait 10 ll_ready veth0 || return 1
 	if [ -n "$cost" ]; then cost_start; else prof_start; fi
 	out=$(/tmp/mad_bench -d $dev -p 1 -g 0 -w "$win" -s "$secs") || {
 		echo "# $out"
