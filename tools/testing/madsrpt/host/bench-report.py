@@ -19,14 +19,10 @@ import statistics
 import sys
 
 # Metrics where less is better.
-COSTS = ("us/IO", "ns/exchange", "retries/s", "timeouts/s",
-         "queued", "ctxsw/IO")
-# Counts per exchange or per I/O of the "-cost" figures: less is better.
+COSTS = ("us/IO", "ns/exchange", "retries/s", "timeouts/s", "queued")
+# Counts per exchange or per I/O (the srp figures' ctxsw/IO and the
+# "-cost" figures): less is better.
 COST_COUNTS = ("allocs/", "pages/", "wakeups/", "ctxsw/", "works/")
-
-
-def is_cost(unit):
-    return unit in COSTS or unit.startswith(COST_COUNTS)
 # The rxe figure that bounds each family of figures.
 CEILINGS = {"mad-rr": "rxe-ud-256", "kmad-": "rxe-ud-256",
             "srp-": "rxe-rc-write-64k"}
@@ -42,6 +38,10 @@ def load(path):
             runs.setdefault(key, {}).setdefault(row["kernel"], {})[
                 int(row["rep"])] = float(row["value"])
     return runs, units
+
+
+def is_cost(unit):
+    return unit in COSTS or unit.startswith(COST_COUNTS)
 
 
 def better_ratio(ours, upstream, unit):
