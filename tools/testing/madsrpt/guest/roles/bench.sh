@@ -52,20 +52,65 @@ bench_line() {
 	echo "BENCH $1 $2 $3"
 }
 
-# prof_start, prof_stop: sample every CPU (cpu-clock, as TCG has no PMU)
-# from one to the other when profiling, then print where the time went.
+# prof_start, prof_stop [OPS UNIT]: sample every CPU (cpu-clock, as TCG
+# has no PMU) from one to the other when profiling, then print where the
+# time went; with OPS, the operations done meanwhile, also each layer's
+# CPU time per operation.
 prof_start() {
 	[ -n "$profile" ] || return 0
 	perf record -a -g -e cpu-clock -F 1999 -o /tmp/perf.data \
 		>/tmp/perf-record.out 2>&1 &
 	prof_pid=$!
+	prof_t0=$(date +%s%N)
 	sleep 1
+}
+
+# prof_layers OPS UNIT NS: the samples of each layer of the stack, as a
+# share of all samples and as CPU time per operation, NS being the CPU
+# time perf sampled (under TCG it takes fewer samples a second than it
+# asks for, so a share of that time is what a layer's samples stand for;
+# "idle" also has perf's first second, before the figure starts).  The
+# MAD layer is the functions of ib_core whose names say MAD, RMPP, SMI or
+# SMP, with pristine's timeout_sends, wait_for_response,
+# local_completions and retry_send; the rest of ib_core (CQ polling,
+# address resolution, ...) is "ib_core".  The same names select the same
+# code in both kernels.
+prof_layers() {
+	perf report -i /tmp/perf.data --stdio --no-children -n --sort dso,sym \
+		-g none --percent-limit 0 2>/dev/null | grep -v '^#' | grep . |
+	awk -v ops="$1" -v unit="$2" -v ns="$3" '
+	{
+		n = $2; dso = $3; sym = $NF
+		if (sym ~ /^(default_idle|pv_native_safe_halt|native_safe_halt|cpu_idle_poll|acpi_idle_do_entry)$/)
+			l = "idle"
+		else if (dso == "[ib_core]" && sym ~ /mad|rmpp|smi|smp|^(timeout_sends|wait_for_response|local_completions|retry_send)$/)
+			l = "mad-layer"
+		else if (dso ~ /^\[(ib_core|rdma_rxe|ib_srpt|target_core_mod|ib_umad|ib_cm|rdma_cm|ib_srp)\]$/)
+			l = substr(dso, 2, length(dso) - 2)
+		else
+			l = "other"
+		s[l] += n; all += n
+	}
+	END {
+		if (!all || ops <= 0)
+			exit
+		for (l in s)
+			printf "# perf layer %.2f%% %.2f us/%s %s\n",
+				100 * s[l] / all, s[l] / all * ns / 1000 / ops,
+				unit, l
+	}'
 }
 
 prof_stop() {
 	[ -n "$profile" ] || return 0
+	local ns=$(($(date +%s%N) - prof_t0))
+
 	kill -INT "$prof_pid"
 	wait "$prof_pid" || true
+	if [ -n "$1" ]; then
+		echo "# perf: share of all samples and CPU per $2, by layer"
+		prof_layers "$1" "$2" $((ns * $(nproc)))
+	fi
 	echo "# perf: share of all samples, by module"
 	perf report -i /tmp/perf.data --stdio --no-children --sort dso -g none \
 		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep . |
@@ -164,7 +209,8 @@ bench_mad_rr() {
 		cost_stop "mad-rr-$win" "${n#*=}" exchange
 		return
 	fi
-	prof_stop
+	n=$(grep -o ' answered=[0-9]*' <<<"$out")
+	prof_stop "${n#*=}" exchange
 	bench_line "mad-rr-$win" "${out##*rate=}" exchanges/s
 }
 
@@ -186,7 +232,8 @@ bench_kmad() {
 		rmmod mad_bench_kmod
 		return
 	fi
-	prof_stop
+	n=$(grep -o ' answered=[0-9]*' <<<"$out")
+	prof_stop "${n#*=}" exchange
 	rmmod mad_bench_kmod
 	rate=$(grep -o ' rate=[0-9]*' <<<"$out")
 	ns=$(grep -o 'ns_per_exchange=[0-9]*' <<<"$out")
@@ -258,7 +305,7 @@ print(d["total_ios"], d["iops"])' <<<"$json") || return 1
 		ms_srp_logout
 		return
 	fi
-	prof_stop
+	prof_stop "$ios" IO
 	awk -v n="$ios" -v i=$((i1 - i0)) \
 		'BEGIN { printf "# per I/O: %.2f interrupts\n", i / n }'
 	bench_line "srp-$rw-$bs" "${rate%.*}" IOPS
