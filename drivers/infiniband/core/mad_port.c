@@ -241,7 +241,7 @@ static void ib_mad_send_cqe_done(struct ib_cq *cq, struct ib_wc *wc);
  * When the QP's send queue is full the request waits on the overflow list
  * and goes out when an earlier one completes.
  *
- * Context: any; the agent lock is usually held.
+ * Context: any, with or without the agent lock (see ib_mad_send_one()).
  * Return: 0, -ENODEV if the port is going away, or the error of
  * ib_post_send().
  */

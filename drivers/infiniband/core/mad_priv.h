@@ -204,7 +204,9 @@ struct ib_mad_agent_private {
  * @IB_MAD_SEND_QUEUED: accepted, flow-controlled, waiting on the agent's
  *	backlog for a slot; nothing on the wire yet
  * @IB_MAD_SEND_ON_WIRE: accepted; at least one work request is on the
- *	QP or its overflow list (@wr_inflight > 0)
+ *	QP or its overflow list (@wr_inflight > 0), or, for the first
+ *	transmission of a plain send, about to be: ib_post_send_mad() counts
+ *	it in flight under the lock and posts it after dropping the lock
  * @IB_MAD_SEND_WAIT_RESP: wire idle, timer armed: waiting for the
  *	response (or, for RMPP, for an ACK)
  * @IB_MAD_SEND_RESPONDED: a response was matched; the receive handler is
@@ -232,8 +234,11 @@ struct ib_mad_agent_private {
  *   WAIT_RESP -> ON_WIRE                   retry / next RMPP window
  *   WAIT_RESP -> RESPONDED                 response matched
  *   WAIT_RESP -> DONE                      timeout, cancel, RMPP finish
+ *   ON_WIRE -> IDLE                        the QP refused the first post
+ *                                          (the buffer is the caller's)
  *   RESPONDED, CANCELLED -> DONE           last work request completed
- *                                          (and receive handler returned)
+ *                                          (and receive handler returned),
+ *                                          or the QP refused the first post
  *
  * Only QUEUED, ON_WIRE and WAIT_RESP sends are in the agent's TID hash
  * (responses never match a QUEUED one).

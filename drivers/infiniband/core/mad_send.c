@@ -156,23 +156,19 @@ static void ib_mad_send_complete(struct ib_mad_send_wr_private *wr)
 		priv->agent.send_handler(&priv->agent, &wc);
 }
 
-/**
- * ib_mad_send_post_locked() - post one work request of a send
- * @wr: the send, ON_WIRE or WAIT_RESP
- *
- * Maps the header and the payload (ib_mad_send_payload()) and hands the
- * work request to the QP or its overflow list. The send becomes ON_WIRE.
- *
- * Context: agent lock held; does not sleep.
- * Return: 0 or a negative errno; on error nothing was posted.
+/*
+ * Map the header and the payload (ib_mad_send_payload()) of a send and hand
+ * its work request to the QP or its overflow list. On error nothing was
+ * posted and nothing stays mapped. No MAD lock needed: the caller owns the
+ * work request until it is posted (wr_inflight already counts it, or the
+ * agent lock is held).
  */
-int ib_mad_send_post_locked(struct ib_mad_send_wr_private *wr)
+static int ib_mad_send_map_post(struct ib_mad_send_wr_private *wr)
 {
 	struct ib_device *dev = wr->mad_agent_priv->agent.device;
 	void *payload = ib_mad_send_payload(wr);
 	int ret;
 
-	lockdep_assert_held(&wr->mad_agent_priv->lock);
 	if (WARN_ON_ONCE(!payload))
 		return -EINVAL;
 	wr->sg_list[0].addr = ib_dma_map_single(dev, wr->send_buf.mad,
@@ -192,11 +188,6 @@ int ib_mad_send_post_locked(struct ib_mad_send_wr_private *wr)
 	ret = ib_mad_qp_post_send(wr);
 	if (ret)
 		goto err_unmap_payload;
-
-	wr->wr_inflight++;
-	wr->state = IB_MAD_SEND_ON_WIRE;
-	ib_mad_send_unwait_locked(wr);
-	trace_ib_mad_send_post(wr);
 	return 0;
 
 err_unmap_payload:
@@ -206,6 +197,34 @@ err_unmap_header:
 	ib_dma_unmap_single(dev, wr->sg_list[0].addr, wr->sg_list[0].length,
 			    DMA_TO_DEVICE);
 	return ret;
+}
+
+/**
+ * ib_mad_send_post_locked() - post one work request of a send
+ * @wr: the send, ON_WIRE or WAIT_RESP
+ *
+ * Maps the header and the payload (ib_mad_send_payload()) and hands the
+ * work request to the QP or its overflow list. The send becomes ON_WIRE.
+ * Used for retries, RMPP segments and requests leaving a backlog; the
+ * first transmission of a plain send posts without the agent lock (see
+ * ib_mad_send_one()).
+ *
+ * Context: agent lock held; does not sleep.
+ * Return: 0 or a negative errno; on error nothing was posted.
+ */
+int ib_mad_send_post_locked(struct ib_mad_send_wr_private *wr)
+{
+	int ret;
+
+	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	ret = ib_mad_send_map_post(wr);
+	if (ret)
+		return ret;
+	wr->wr_inflight++;
+	wr->state = IB_MAD_SEND_ON_WIRE;
+	ib_mad_send_unwait_locked(wr);
+	trace_ib_mad_send_post(wr);
+	return 0;
 }
 
 /**
@@ -630,6 +649,57 @@ static bool ib_mad_send_fc_queue_locked(struct ib_mad_send_wr_private *wr)
 	return true;
 }
 
+/*
+ * The QP refused the first work request of a send that ib_mad_send_one()
+ * posted without the agent lock. If nothing touched the send meanwhile it
+ * is taken back and stays with the caller: @err is returned. If a response
+ * or a cancel (ib_modify_mad(), unregistration) found it in the window, the
+ * send was already visible as posted: it completes like any other, from
+ * the timed work, and 0 is returned, so that the handler runs exactly once.
+ */
+static int ib_mad_send_post_failed(struct ib_mad_send_wr_private *wr, int err)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->lock, flags);
+	wr->wr_inflight--;
+	switch (wr->state) {
+	case IB_MAD_SEND_ON_WIRE:
+		/* Frees the flow-control slot, if it held one. */
+		ib_mad_send_unhash_locked(wr);
+		wr->state = IB_MAD_SEND_IDLE;
+		spin_unlock_irqrestore(&priv->lock, flags);
+		return err;
+	case IB_MAD_SEND_RESPONDED:
+		/* Still in the receive handler: it completes the send. */
+		if (wr->resp_pending)
+			break;
+		wr->status = IB_WC_SUCCESS;
+		ib_mad_send_done_locked(wr, true);
+		ib_mad_agent_rearm_locked(priv);
+		break;
+	case IB_MAD_SEND_CANCELLED:
+		/* Its status (IB_WC_WR_FLUSH_ERR) is set already. */
+		ib_mad_send_done_locked(wr, true);
+		ib_mad_agent_rearm_locked(priv);
+		break;
+	default:
+		WARN_ONCE(1, "MAD send post failed in state %d\n", wr->state);
+		break;
+	}
+	spin_unlock_irqrestore(&priv->lock, flags);
+	return 0;
+}
+
+/*
+ * Start one accepted send: on the backlog if flow control says so, else
+ * onto the QP. A plain send becomes outstanding (ON_WIRE, in the TID hash,
+ * its work request counted in flight) under the agent lock and is posted
+ * after the lock is dropped, so that a response being matched on another
+ * CPU does not wait for the driver's post. An RMPP send builds its first
+ * window under the lock and posts there.
+ */
 static int ib_mad_send_one(struct ib_mad_agent_private *priv,
 			   struct ib_mad_send_wr_private *wr)
 {
@@ -648,17 +718,28 @@ static int ib_mad_send_one(struct ib_mad_agent_private *priv,
 		return 0;
 	}
 	wr->state = IB_MAD_SEND_ON_WIRE;
-	ret = wr->rmpp_active ? ib_mad_rmpp_send_start(wr) : 0;
-	if (!ret)
-		ret = ib_mad_send_post_locked(wr);
-	if (ret) {
-		ib_mad_send_unhash_locked(wr);
-		wr->state = IB_MAD_SEND_IDLE;
-	} else if (wr->fc) {
-		ib_mad_send_fc_take_locked(wr);
+	if (wr->rmpp_active) {
+		ret = ib_mad_rmpp_send_start(wr);
+		if (!ret)
+			ret = ib_mad_send_post_locked(wr);
+		if (ret) {
+			ib_mad_send_unhash_locked(wr);
+			wr->state = IB_MAD_SEND_IDLE;
+		}
+		spin_unlock_irqrestore(&priv->lock, flags);
+		return ret;
 	}
+	wr->wr_inflight++;
+	if (wr->fc)
+		ib_mad_send_fc_take_locked(wr);
+	trace_ib_mad_send_post(wr);
 	spin_unlock_irqrestore(&priv->lock, flags);
-	return ret;
+
+	/* Once posted, its completion may free @wr on another CPU. */
+	ret = ib_mad_send_map_post(wr);
+	if (unlikely(ret))
+		return ib_mad_send_post_failed(wr, ret);
+	return 0;
 }
 
 /**

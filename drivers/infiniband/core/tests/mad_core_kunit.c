@@ -579,6 +579,10 @@ struct mad_test_env {
 	struct kunit *test;
 	int post_ret;
 	int posts;
+	int posts_locked;
+	void (*post_hook)(struct mad_test_env *env,
+			  struct ib_mad_send_wr_private *wr);
+	struct ib_mad_send_buf *hook_buf;
 	int sends_done;
 	struct task_struct *send_task;
 	int recvs_done;
@@ -624,11 +628,41 @@ static void mad_test_recv_handler(struct ib_mad_agent *agent,
 	ib_free_recv_mad(recv_wc);
 }
 
-/* Replaces ib_mad_qp_post_send(): the QP accepts, nothing happens. */
+/*
+ * Whether this thread holds the agent lock. Only lockdep can tell; the
+ * tests that need to know skip without it.
+ */
+static bool mad_test_agent_locked(struct ib_mad_send_wr_private *wr)
+{
+#ifdef CONFIG_LOCKDEP
+	return lockdep_is_held(&wr->mad_agent_priv->lock);
+#else
+	return false;
+#endif
+}
+
+static void mad_test_need_lockdep(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_LOCKDEP))
+		kunit_skip(test, "needs lockdep to see who holds the agent lock");
+}
+
+/*
+ * Replaces ib_mad_qp_post_send(): the QP accepts, nothing happens. It
+ * counts the posts made with the agent lock held, and runs @post_hook
+ * once, as another CPU would act while the driver posts.
+ */
 static int mad_test_qp_post_send(struct ib_mad_send_wr_private *wr)
 {
 	struct mad_test_env *env = kunit_get_current_test()->priv;
+	void (*hook)(struct mad_test_env *env,
+		     struct ib_mad_send_wr_private *wr) = env->post_hook;
 
+	if (mad_test_agent_locked(wr))
+		env->posts_locked++;
+	env->post_hook = NULL;
+	if (hook)
+		hook(env, wr);
 	if (env->post_ret)
 		return env->post_ret;
 	if (env->posted && env->posts < env->max_posted)
@@ -1935,6 +1969,182 @@ static void mad_test_fc_retries(struct kunit *test)
 	ib_free_send_mad(buf);
 }
 
+/* Post without the agent lock --------------------------------------------- */
+
+/*
+ * The first transmission of a plain send reaches the driver with the agent
+ * lock dropped (a response matched on another CPU need not wait for it);
+ * a retry, posted from the timed work, holds it.
+ */
+static void mad_test_send_post_unlocked(struct kunit *test)
+{
+	struct mad_test_env *env;
+	struct ib_mad_send_buf *buf;
+
+	mad_test_need_lockdep(test);
+	env = mad_test_env(test);
+	buf = mad_test_send(test, env, 0x60, 20, 1);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	KUNIT_EXPECT_EQ(test, env->posts_locked, 0);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_wr(buf)->wr_inflight, 1);
+	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_ON_WIRE);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->posts, 2);
+	KUNIT_EXPECT_EQ(test, env->posts_locked, 1);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	ib_free_send_mad(buf);
+}
+
+/* Hooks: what another CPU does while the driver refuses the post. */
+static void mad_test_hook_cancel(struct mad_test_env *env,
+				 struct ib_mad_send_wr_private *wr)
+{
+	if (!mad_test_agent_locked(wr))
+		KUNIT_EXPECT_EQ(env->test, ib_modify_mad(&wr->send_buf, 0), 0);
+}
+
+static void mad_test_hook_respond(struct mad_test_env *env,
+				  struct ib_mad_send_wr_private *wr)
+{
+	if (!mad_test_agent_locked(wr))
+		mad_test_respond(env->test, env, be64_to_cpu(wr->tid),
+				 IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+}
+
+static void mad_test_hook_post_other(struct mad_test_env *env,
+				     struct ib_mad_send_wr_private *wr)
+{
+	if (!mad_test_agent_locked(wr))
+		KUNIT_EXPECT_EQ(env->test,
+				ib_post_send_mad(env->hook_buf, NULL), 0);
+}
+
+/*
+ * The driver refuses a post nothing else touched: the send is taken back
+ * (the caller gets the error and keeps the buffer, its flow-control slot
+ * is free again) and can be posted again.
+ */
+static void mad_test_send_post_fail_untouched(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 0x61, 5000, 0);
+	struct ib_mad_send_buf *bad = NULL;
+
+	env->priv->fc_max = 1;
+	env->post_ret = -ENOMEM;
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(buf, &bad), -ENOMEM);
+	KUNIT_EXPECT_PTR_EQ(test, bad, buf);
+	KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_IDLE);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_wr(buf)->wr_inflight, 0);
+	KUNIT_EXPECT_EQ(test, env->priv->fc_active, 0);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_OUTSTANDING), 0);
+	/* No longer in the TID hash: its response is unmatched. */
+	mad_test_respond(test, env, 0x61, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+
+	env->post_ret = 0;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->priv->fc_active, 1);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	mad_test_respond(test, env, 0x61, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	ib_free_send_mad(buf);
+}
+
+/*
+ * The refused post held the only slot while another request was posted:
+ * that one waited on the backlog and goes out when the slot comes back.
+ */
+static void mad_test_send_post_fail_backlog(struct kunit *test)
+{
+	struct mad_test_env *env;
+	struct ib_mad_send_buf *a, *b;
+
+	mad_test_need_lockdep(test);
+	env = mad_test_env(test);
+	a = mad_test_send(test, env, 0x62, 5000, 0);
+	b = mad_test_send(test, env, 0x63, 5000, 0);
+
+	env->priv->fc_max = 1;
+	env->hook_buf = b;
+	env->post_hook = mad_test_hook_post_other;
+	env->post_ret = -ENOMEM;
+	/* b's own post, from the backlog, is refused too: error status. */
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(a, NULL), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, mad_test_state(a), IB_MAD_SEND_IDLE);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_GENERAL_ERR);
+	KUNIT_EXPECT_EQ(test, mad_test_state(b), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, env->posts_locked, 1);
+	KUNIT_EXPECT_EQ(test, env->priv->fc_active, 0);
+
+	/* Again, the QP now taking b from the backlog. */
+	env->post_ret = 0;
+	env->post_hook = mad_test_hook_post_other;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(a, NULL), 0);
+	KUNIT_EXPECT_EQ(test, mad_test_state(b), IB_MAD_SEND_QUEUED);
+	KUNIT_EXPECT_EQ(test, env->priv->fc_active, 1);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(a, 0), 0);
+	KUNIT_EXPECT_EQ(test, mad_test_state(b), IB_MAD_SEND_ON_WIRE);
+	mad_test_wire_done(a, IB_WC_SUCCESS);
+	mad_test_wire_done(b, IB_WC_SUCCESS);
+	mad_test_respond(test, env, 0x63, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 3);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	ib_free_send_mad(a);
+	ib_free_send_mad(b);
+}
+
+/*
+ * A cancel, or a response, found the send between the agent lock being
+ * dropped and the driver refusing its post. The send was visible as
+ * posted, so it is: ib_post_send_mad() returns 0 and the handler runs
+ * once, from the timed work, with the cancel's or the response's status.
+ */
+static void mad_test_send_post_fail_raced(struct kunit *test)
+{
+	struct mad_test_env *env;
+	struct ib_mad_send_buf *c, *r;
+
+	mad_test_need_lockdep(test);
+	env = mad_test_env(test);
+	c = mad_test_send(test, env, 0x64, 5000, 0);
+	r = mad_test_send(test, env, 0x65, 5000, 0);
+
+	env->post_ret = -EIO;
+	env->post_hook = mad_test_hook_cancel;
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(c, NULL), 0);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_PTR_NE(test, env->send_task, current);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, mad_test_state(c), IB_MAD_SEND_DONE);
+
+	env->post_hook = mad_test_hook_respond;
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(r, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	KUNIT_EXPECT_PTR_EQ(test, env->recv_send_buf, r);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	KUNIT_EXPECT_PTR_NE(test, env->send_task, current);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_STREQ(test, env->order, "srs");
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_OUTSTANDING), 0);
+	KUNIT_EXPECT_EQ(test, env->posts_locked, 0);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	ib_free_send_mad(c);
+	ib_free_send_mad(r);
+}
+
 static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_header_helpers),
 	KUNIT_CASE_PARAM(mad_test_recv_validate, mad_test_validate_gen_params),
@@ -1975,6 +2185,10 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_fc_backlog_deadline),
 	KUNIT_CASE(mad_test_fc_backoff),
 	KUNIT_CASE(mad_test_fc_retries),
+	KUNIT_CASE(mad_test_send_post_unlocked),
+	KUNIT_CASE(mad_test_send_post_fail_untouched),
+	KUNIT_CASE(mad_test_send_post_fail_backlog),
+	KUNIT_CASE(mad_test_send_post_fail_raced),
 	{}
 };
 
