@@ -193,7 +193,9 @@ static int ib_mad_fill_recv_ring(struct ib_mad_qp_info *qp_info, gfp_t gfp)
  * ib_mad_recv_take() - take a completed receive buffer off the ring
  * @priv: the buffer of a receive completion
  *
- * Unmaps the buffer and refills the ring.
+ * Unlinks and unmaps the buffer; the caller refills the ring with
+ * ib_mad_recv_refill() once the MAD was handled, so that allocating and
+ * posting a new buffer does not delay its delivery.
  *
  * Context: CQ work.
  */
@@ -209,7 +211,19 @@ void ib_mad_recv_take(struct ib_mad_recv_priv *priv)
 	spin_unlock_irqrestore(&q->lock, flags);
 	ib_dma_unmap_single(port->device, priv->mapping,
 			    ib_mad_recv_dma_len(priv), DMA_FROM_DEVICE);
-	if (ib_mad_fill_recv_ring(q->qp_info, GFP_KERNEL))
+}
+
+/**
+ * ib_mad_recv_refill() - post receive buffers for those taken off the ring
+ * @qp_info: the QP
+ *
+ * Context: CQ work.
+ */
+void ib_mad_recv_refill(struct ib_mad_qp_info *qp_info)
+{
+	struct ib_mad_port_private *port = qp_info->port_priv;
+
+	if (ib_mad_fill_recv_ring(qp_info, GFP_KERNEL))
 		dev_warn_ratelimited(&port->device->dev,
 				     "MAD port %u: receive ring not refilled\n",
 				     port->port_num);

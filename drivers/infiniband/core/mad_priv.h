@@ -700,6 +700,7 @@ int ib_mad_local_smp(struct ib_mad_agent_private *priv,
 /* ---- mad_recv.c ---- */
 
 void ib_mad_recv_take(struct ib_mad_recv_priv *priv);
+void ib_mad_recv_refill(struct ib_mad_qp_info *qp_info);
 
 void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 bool ib_mad_recv_matches_send(struct ib_mad_agent_private *priv,

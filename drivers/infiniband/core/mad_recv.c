@@ -324,7 +324,7 @@ void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		/* Flushed at teardown, or the QP broke: nothing to read. */
 		ib_mad_recv_priv_free(priv);
-		return;
+		goto refill;
 	}
 	ib_mad_stat_inc(port, IB_MAD_STAT_RECV);
 	if (!ib_mad_recv_setup(priv, wc, opa) ||
@@ -332,13 +332,16 @@ void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				  qp_info->qp->qp_num, opa)) {
 		ib_mad_stat_inc(port, IB_MAD_STAT_DROP_INVALID);
 		ib_mad_recv_priv_free(priv);
-		return;
+		goto refill;
 	}
 	trace_ib_mad_recv_done_handler(qp_info, wc,
 				       (const struct ib_mad_hdr *)priv->mad);
 	trace_ib_mad_recv(port, qp_info->qp->qp_num, wc,
 			  (const struct ib_mad_hdr *)priv->mad);
 	ib_mad_recv_process(qp_info, priv, opa);
+refill:
+	/* After the delivery: a new buffer is not on the MAD's path. */
+	ib_mad_recv_refill(qp_info);
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_done);
 
