@@ -770,7 +770,10 @@ static int ib_mad_send_one(struct ib_mad_agent_private *priv,
  *
  * Sends may complete in any order. The send handler runs exactly once for
  * every buffer posted here, never from within this call; a buffer that
- * was not posted stays with the caller.
+ * was not posted stays with the caller. A buffer that another thread
+ * cancelled, or whose response arrived, while this call was handing it to
+ * the QP counts as posted even if the QP then refuses it: its handler
+ * reports the cancel or the response.
  *
  * Once ib_unregister_mad_agent() has begun for the buffer's agent, posting
  * fails with -ESHUTDOWN: the sends it cancelled are gone, and a new one
