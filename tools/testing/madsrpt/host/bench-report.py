@@ -22,18 +22,27 @@ import sys
 COSTS = ("us/IO", "ns/exchange", "retries/s", "timeouts/s", "queued")
 # Counts per exchange or per I/O (the srp figures' ctxsw/IO and the
 # "-cost" figures): less is better.
-COST_COUNTS = ("allocs/", "pages/", "wakeups/", "ctxsw/", "works/")
-# The rxe figure that bounds each family of figures.
+COST_COUNTS = ("allocs/", "pages/", "wakeups/", "ctxsw/", "works/",
+               "lockwaits/")
+# The rxe figure that bounds each family of figures, the first prefix that
+# matches: MADs and RMPP segments go over UD; an SRP read is moved by the
+# target's RDMA WRITEs, a write by its RDMA READs.
 CEILINGS = {"mad-rr": "rxe-ud-256", "kmad-": "rxe-ud-256",
-            "srp-": "rxe-rc-write-64k"}
+            "rmpp-": "rxe-ud-256", "srp-write": "rxe-rc-read-64k",
+            "srp-randwrite": "rxe-rc-read-64k", "srp-": "rxe-rc-write-64k"}
 
 
 def load(path):
     runs = {}
     units = {}
+    owner = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             key = row["metric"]
+            # Two figures reporting one metric would mix their runs.
+            if owner.setdefault(key, row["figure"]) != row["figure"]:
+                sys.exit(f"bench-report: {key} comes from both "
+                         f"{owner[key]} and {row['figure']}")
             units[key] = row["unit"]
             runs.setdefault(key, {}).setdefault(row["kernel"], {})[
                 int(row["rep"])] = float(row["value"])

@@ -9,8 +9,8 @@
 # and writes build/bench/results.csv, summary.json and plots (PNG).
 #
 # FIGURE is one of the names below (default: all of them); a "-cost"
-# figure counts kernel allocations, wake-ups, context switches and work
-# items per exchange or I/O instead of a rate; MS_BENCH_SECS
+# figure counts kernel allocations, wake-ups, context switches, work
+# items and lock waits per exchange or I/O instead of a rate; MS_BENCH_SECS
 # sets how long each figure runs (default 10 s).  The whole default set
 # takes about 60 minutes on a 2-core machine (2.7 minutes a figure), and
 # the first run 14 more to build the two bench kernels.  Not part of
@@ -55,13 +55,17 @@ all=(
 	"srp-read-128k|srp read 128k 8"
 	"srp-read-1m|srp read 1m 4"
 	"srp-write-1m|srp write 1m 4"
+	"rmpp-64k|rmpp 65536"
+	"rmpp-1m|rmpp 1048576"
 	"cm-connect-100|cm-connect 100"
+	"cm-ucmatose-100|cm-ucmatose 100"
 	"mad-rr-1-cost|mad-rr 1 cost"
 	"kmad-1-cost|kmad 1 0 cost"
 	"kmad-16-cost|kmad 16 0 cost"
 	"srp-randread-4k-cost|srp randread 4k 32 cost"
 	"rxe-ud-256|rxe-ud"
 	"rxe-rc-write-64k|rxe-rc-write"
+	"rxe-rc-read-64k|rxe-rc-read"
 )
 
 figures=()

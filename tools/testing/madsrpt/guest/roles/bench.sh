@@ -18,15 +18,21 @@
 #                                        second while WINDOW are outstanding
 #   bench.sh SECONDS srp RW BS DEPTH     fio through ib_srp to ib_srpt on a
 #                                        tmpfs fileio LUN, O_DIRECT
+#   bench.sh SECONDS rmpp SIZE           kernel RMPP through ib_umad: SIZE
+#                                        bytes each way, one exchange at a
+#                                        time (progs/rmpp_umad.c bench)
 #   bench.sh SECONDS cm-connect N        RDMA/CM connections set up by cmtime
+#   bench.sh SECONDS cm-ucmatose N       ucmatose runs of N connections each
+#                                        (no messages), one after another
 #   bench.sh SECONDS rxe-ud              perftest UD SEND message rate
 #   bench.sh SECONDS rxe-rc-write        perftest RC RDMA WRITE bandwidth
+#   bench.sh SECONDS rxe-rc-read         perftest RC RDMA READ bandwidth
 #
 # A last argument "cost" to mad-rr, kmad or srp counts instead what the
 # whole guest did per exchange or per I/O while the figure ran (kernel
-# allocations, wake-ups, context switches, work items queued), with perf
-# stat on tracepoints; the rate itself is then not reported, the
-# tracepoints slowing both kernels.
+# allocations, wake-ups, context switches, work items queued, locks found
+# held), with perf stat on tracepoints; the rate itself is then not
+# reported, the tracepoints slowing both kernels.
 #
 # A first argument "perf" (host: MS_BENCH_PERF=1) also samples the whole
 # guest with perf while the figure is measured (mad-rr, kmad and srp; a
@@ -132,6 +138,9 @@ prof_stop() {
 cost_events=kmem:kmalloc,kmem:kmem_cache_alloc,kmem:mm_page_alloc
 cost_events+=,sched:sched_wakeup,sched:sched_switch
 cost_events+=,workqueue:workqueue_queue_work
+# A lock found held (spinlock slow path, mutex, rwsem): what a kernel
+# without lockdep can count of its locking.
+cost_events+=,lock:contention_begin
 
 # cost_start, cost_stop NAME OPS UNIT: count cost_events over the whole
 # guest from one to the other, then print each count divided by OPS (the
@@ -156,6 +165,7 @@ cost_stop() {
 		$3 == "sched:sched_wakeup" { wake = $1 }
 		$3 == "sched:sched_switch" { sw = $1 }
 		$3 == "workqueue:workqueue_queue_work" { work = $1; seen = 1 }
+		$3 == "lock:contention_begin" { waits = $1 }
 		END {
 			if (!seen)
 				exit 1
@@ -164,6 +174,7 @@ cost_stop() {
 			printf "BENCH %s-wakeups %.2f wakeups/%s\n", name, wake / n, unit
 			printf "BENCH %s-ctxsw %.2f ctxsw/%s\n", name, sw / n, unit
 			printf "BENCH %s-works %.2f works/%s\n", name, work / n, unit
+			printf "BENCH %s-lockwaits %.3f lockwaits/%s\n", name, waits / n, unit
 		}' /tmp/cost.out
 }
 
@@ -301,7 +312,8 @@ d = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(d["total_ios"], d["iops"])' <<<"$json") || return 1
 	[ "$ios" -gt 0 ] || return 1
 	if [ -n "$cost" ]; then
-		cost_stop "srp-$rw-$bs" "$ios" IO || return 1
+		# Named apart from the plain run's srp-$rw-$bs-ctxsw.
+		cost_stop "srp-$rw-$bs-cost" "$ios" IO || return 1
 		ms_srp_logout
 		return
 	fi
@@ -319,6 +331,31 @@ print(d["total_ios"], d["iops"])' <<<"$json") || return 1
 		"$(awk -v x=$((x1 - x0)) -v n="$ios" \
 			'BEGIN { printf "%.2f", x / n }')" ctxsw/IO
 	ms_srp_logout
+}
+
+bench_rmpp() {
+	local size=$1 out n name
+
+	ms_build_prog rmpp_umad || return 1
+	ms_rxe_veth veth0 $addr/24 || return 1
+	modprobe ib_umad
+	ms_wait 10 test -c /dev/infiniband/umad0 || return 1
+	ms_wait 10 ll_ready veth0 || return 1
+	case "$size" in
+	*[!0-9]*) return 1 ;;
+	*) name=rmpp-$((size >> 10))k ;;
+	esac
+	[ "$size" -ge $((1 << 20)) ] && name=rmpp-$((size >> 20))m
+	prof_start
+	out=$(/tmp/rmpp_umad -d $dev -p 1 -g 0 -s "$size" bench "$secs") || {
+		grep -v '^ok ' <<<"$out" | tail -5 | sed 's/^/# /'
+		return 1
+	}
+	out=$(grep '^# rmpp-bench ' <<<"$out") || return 1
+	echo "$out"
+	n=$(grep -o ' exchanges=[0-9]*' <<<"$out")
+	prof_stop "${n#*=}" exchange
+	bench_line "$name" "${out##*rate=}" MB/s
 }
 
 bench_cm_connect() {
@@ -339,6 +376,41 @@ bench_cm_connect() {
 	bench_line "cm-connect-$n" "$(awk -v u="$us" 'BEGIN { printf "%.0f", 1e6 / u }')" conn/s
 }
 
+# The server side of one ucmatose run of $1 connections, its PID in
+# $server, ready for the client: the server prints nothing until its first
+# connection, so wait for its listening RDMA/CM ID to show up instead.
+ucmatose_server() {
+	ucmatose -b $addr -c "$1" -C 0 >>/tmp/ucmatose-server.out 2>&1 &
+	server=$!
+	ms_wait 5 sh -c 'rdma resource show cm_id 2>/dev/null | grep -q LISTEN'
+}
+
+bench_cm_ucmatose() {
+	local n=$1 runs=0 t0 t1 ns=0 deadline server
+
+	ms_rxe_veth veth0 $addr/24 || return 1
+	modprobe rdma_ucm
+	# Whole runs until SECONDS have passed; only the client's run time
+	# (address and route resolution, connect, disconnect of every
+	# connection) counts, not the server's start.
+	deadline=$((SECONDS + secs))
+	while [ $SECONDS -lt $deadline ] || [ $runs -eq 0 ]; do
+		ucmatose_server "$n" || { echo "# ucmatose server not listening"; return 1; }
+		t0=$(date +%s%N)
+		ucmatose -s $addr -c "$n" -C 0 >/tmp/ucmatose-client.out 2>&1 || {
+			sed 's/^/# /' /tmp/ucmatose-client.out | tail -5
+			return 1
+		}
+		t1=$(date +%s%N)
+		wait "$server" || { echo "# ucmatose server failed"; return 1; }
+		ns=$((ns + t1 - t0))
+		runs=$((runs + 1))
+	done
+	echo "# ucmatose: $runs runs of $n connections in $((ns / 1000000)) ms"
+	bench_line "cm-ucmatose-$n" \
+		"$(awk -v c=$((runs * n)) -v ns=$ns 'BEGIN { printf "%.0f", c * 1e9 / ns }')" conn/s
+}
+
 bench_rxe() {
 	local kind=$1 out v
 
@@ -356,6 +428,12 @@ bench_rxe() {
 		sleep 1
 		out=$(ib_write_bw -d $dev -x 1 -s 65536 -D "$secs" -F $addr 2>&1)
 		;;
+	read)
+		ib_read_bw -d $dev -x 1 -s 65536 -D "$secs" -F \
+			>/tmp/perf-server.out 2>&1 &
+		sleep 1
+		out=$(ib_read_bw -d $dev -x 1 -s 65536 -D "$secs" -F $addr 2>&1)
+		;;
 	esac
 	sed 's/^/# /' <<<"$out"
 	# The result row: bytes, iterations, BW peak, BW average (MB/s), Mpps.
@@ -365,7 +443,7 @@ bench_rxe() {
 	if [ "$kind" = ud ]; then
 		bench_line rxe-ud-256 "$(awk -v m="$5" 'BEGIN { printf "%.0f", m * 1e6 }')" msg/s
 	else
-		bench_line rxe-rc-write-64k "$4" MB/s
+		bench_line "rxe-rc-$kind-64k" "$4" MB/s
 	fi
 }
 
@@ -374,8 +452,11 @@ mad-rr) bench_mad_rr "$@" ;;
 kmad) bench_kmad "$@" ;;
 overload) bench_overload "$@" ;;
 srp) bench_srp "$@" ;;
+rmpp) bench_rmpp "$@" ;;
 cm-connect) bench_cm_connect "$@" ;;
+cm-ucmatose) bench_cm_ucmatose "$@" ;;
 rxe-ud) bench_rxe ud ;;
 rxe-rc-write) bench_rxe write ;;
+rxe-rc-read) bench_rxe read ;;
 *) echo "# unknown figure $figure"; exit 2 ;;
 esac
