@@ -35,9 +35,9 @@
 # reported, the tracepoints slowing both kernels.
 #
 # A first argument "perf" (host: MS_BENCH_PERF=1) also samples the whole
-# guest with perf while the figure is measured (mad-rr, kmad and srp; a
-# cm-connect run ends before perf has started) and prints the hottest
-# modules and symbols as "# perf" lines.
+# guest with perf while the figure is measured (mad-rr, kmad, rmpp, srp
+# and cm-ucmatose; a cm-connect run ends before perf has started) and
+# prints the hottest modules and symbols as "# perf" lines.
 #
 # Exit status 0 only if the figure was measured.
 
@@ -394,6 +394,7 @@ bench_cm_ucmatose() {
 	# (address and route resolution, connect, disconnect of every
 	# connection) counts, not the server's start.
 	deadline=$((SECONDS + secs))
+	prof_start
 	while [ $SECONDS -lt $deadline ] || [ $runs -eq 0 ]; do
 		ucmatose_server "$n" || { echo "# ucmatose server not listening"; return 1; }
 		t0=$(date +%s%N)
@@ -406,6 +407,7 @@ bench_cm_ucmatose() {
 		ns=$((ns + t1 - t0))
 		runs=$((runs + 1))
 	done
+	prof_stop $((runs * n)) connection
 	echo "# ucmatose: $runs runs of $n connections in $((ns / 1000000)) ms"
 	bench_line "cm-ucmatose-$n" \
 		"$(awk -v c=$((runs * n)) -v ns=$ns 'BEGIN { printf "%.0f", c * 1e9 / ns }')" conn/s
