@@ -49,7 +49,7 @@
 
 #define ATTR_TEST		0xff10	/* vendor-specific attribute */
 #define ATTR_CLOSE		0xff11	/* the client's closing request */
-#define MAX_PAYLOAD		(1u << 20)
+#define MAX_PAYLOAD		(1024u * 1024u)	/* 1 MiB */
 
 /* The classes under test and their class data offsets. */
 struct test_class {
@@ -282,8 +282,8 @@ static int answer(int fd, int agent, const struct test_class *c,
 	       sizeof(ib_mad_addr_t));
 	umad_get_mad_addr(reply)->qkey = htonl(GSI_QKEY);
 	if (umad_send(fd, agent, reply, rlen, 0, 5) < 0) {
-		snprintf(why, whylen, "answer of %u bytes: %s", *size,
-			 strerror(errno));
+		snprintf(why, whylen, "sending the reply of %u bytes: %s",
+			 *size, strerror(errno));
 		return errno ? -errno : -EIO;
 	}
 	return 0;
@@ -435,7 +435,7 @@ static int open_port(const char *dev, int portnum, int gid_index,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max] loop\n"
+		"Usage: rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max] loop\n"
 		"       rmpp_umad [-d dev] [-p port] [-c count] [-w secs] [-s size] [-M max]\n"
 		"                 serve\n"
 		"       rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max]\n"
