@@ -67,6 +67,27 @@ fi
 export MS_HARNESS=$ms_harness MS_MODS=$ms_mods MS_PROGS=${ms_progs:-}
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 cd /tmp || finish 1
+
+# A hang's post-mortem: a little before the host gives up on this boot
+# (ms_timeout, counted from QEMU's start), put on the console what is
+# still running and where each task in uninterruptible sleep waits, so
+# that a timeout in CI names the step that hung.  vm.sh copies this part
+# of the console into the test's output.
+watchdog() {
+	local margin=$((ms_timeout / 10)) up
+
+	[ "$margin" -ge 30 ] || margin=30
+	up=$(cut -d. -f1 /proc/uptime)
+	[ "$ms_timeout" -gt $((margin + up)) ] || return 0
+	sleep $((ms_timeout - margin - up))
+	{
+		echo "MADSRPT-WATCHDOG: the test still runs after $((ms_timeout - margin))s of ${ms_timeout}s; its processes:"
+		ps -ww --ppid 2 -p 2 --deselect -o pid,ppid,stat,etimes,wchan:28,args
+		echo "MADSRPT-WATCHDOG: tasks in uninterruptible sleep (sysrq w):"
+	} >/dev/console 2>&1
+	echo w >/proc/sysrq-trigger
+}
+[ -z "${ms_timeout:-}" ] || watchdog &
 # shellcheck disable=SC2086
 bash "$ms_script" ${ms_args//,/ } >/dev/ttyS1 2>&1
 finish $?

@@ -21,7 +21,11 @@
 # SCRIPT with bash.  The script's stdout comes back on a second serial port
 # (shown here and copied to the -o file); the console goes to the log.
 # Exit status: the script's, or 1 when the run timed out, the guest did not
-# report a status, or the console shows a kernel splat.
+# report a status, or the console shows a kernel splat.  Those failures
+# are also added to the -o file as TAP lines, each followed by what the
+# console shows of it as "#" comments: the splat, or, for a timeout, the
+# report of the guest's watchdog (guest.sh: the processes still running
+# and the blocked tasks' stacks, a little before the timeout).
 #
 # The accelerator is KVM only when a probe boot under it worked on this
 # boot of the host (cached; see ms_accel_pick in common.sh), TCG otherwise;
@@ -84,7 +88,11 @@ cmdline+=" tsc_early_khz=$khz tsc=reliable hung_task_panic=0"
 cmdline+=" ms_krel=$krel ms_mods=$obj/mods ms_harness=$MS_HARNESS"
 cmdline+=" ms_progs=$MS_BUILD/progs"
 cmdline+=" ms_script=$script ms_args=${args// /,}"
-[ -n "$interactive" ] && cmdline+=" ms_interactive=1"
+if [ -n "$interactive" ]; then
+	cmdline+=" ms_interactive=1"
+else
+	cmdline+=" ms_timeout=$timeout"
+fi
 # The detector kernel stops at the first warning, as the issue it reports
 # may be followed by worse.  It also runs with 4-level paging: QEMU's "max"
 # CPU has LA57, and 6.12's identify_cpu() clears the boot CPU's feature
@@ -141,6 +149,15 @@ fi
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 	echo "vm: $name: timed out after ${timeout}s" >&2
 	echo "not ok - $name: timed out after ${timeout}s" >>"$out"
+	# The guest's watchdog report (guest.sh), or the console's last lines.
+	{
+		echo "# $name: the console at the timeout:"
+		if grep -q '^MADSRPT-WATCHDOG' "$log"; then
+			sed -n '/^MADSRPT-WATCHDOG/,$p' "$log" | head -n 80
+		else
+			tail -n 30 "$log"
+		fi | tr -d '\r' | sed 's/^/#   /'
+	} >>"$out"
 fi
 
 status=$(sed -n 's/^MADSRPT-EXIT \([0-9]*\).*/\1/p' "$log" | tail -n 1)
@@ -152,6 +169,7 @@ if ms_splats "$log"; then
 	echo "vm: $name: kernel splat on the console (see $log):" >&2
 	ms_splats_show "$log" >&2
 	echo "not ok - $name: kernel splat" >>"$out"
+	ms_splats_show "$log" | tr -d '\r' | sed 's/^/#   /' >>"$out"
 	status=1
 fi
 exit "$status"

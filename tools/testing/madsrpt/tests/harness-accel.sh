@@ -10,7 +10,10 @@
 # guest script is booted with our kernel each time, and the fake's log of
 # the accelerators it was asked for shows what vm.sh did: probe, cache,
 # fallback when QEMU dies under KVM before the guest prints anything, and
-# the MS_ACCEL / MS_NO_KVM overrides.
+# the MS_ACCEL / MS_NO_KVM overrides.  Last, a guest script that hangs:
+# the run times out, and the output carries the guest watchdog's report
+# of what was still running (guest.sh), which is what a hang in CI leaves
+# to go on.
 # runs-on: host
 # timeout: 600
 
@@ -51,18 +54,23 @@ chmod +x "$work/qemu"
 cat >"$work/guest.sh" <<'EOF'
 echo "ok - the guest ran"
 EOF
+cat >"$work/hang.sh" <<'EOF'
+echo "# hanging"
+sleep 86400
+EOF
 : >"$work/kvm"
 
-# vmrun: boot the trivial guest through vm.sh with the fake QEMU; vm.sh's
-# status in $rc, its messages in $work/err, the accelerators asked for in
-# $accels (space separated).
+# vmrun: boot the trivial guest (or $script, with a timeout of $tmo)
+# through vm.sh with the fake QEMU; vm.sh's status in $rc, its messages in
+# $work/err, the accelerators asked for in $accels (space separated).
+script=$work/guest.sh tmo=120
 vmrun() {
 	: >"$work/accels"
 	rc=0
 	env -u MS_ACCEL -u MS_NO_KVM MS_QEMU="$work/qemu" \
 		MS_KVM_DEV="$work/kvm" MS_ACCEL_CACHE="$work/cache" "$@" \
-		"$here/host/vm.sh" -t 120 -m 512 -c 1 -l "$work/console" \
-		"$work/guest.sh" >"$work/out" 2>"$work/err" || rc=$?
+		"$here/host/vm.sh" -t "$tmo" -m 512 -c 1 -l "$work/console" \
+		"$script" >"$work/out" 2>"$work/err" || rc=$?
 	accels=$(tr '\n' ' ' <"$work/accels")
 	accels=${accels% }
 }
@@ -93,7 +101,7 @@ cached() {
 }
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..9"
 
 rm -f "$work/cache"
 vmrun env FAKE_KVM=broken
@@ -126,3 +134,20 @@ point 6 "no /dev/kvm: TCG without a probe" \
 vmrun env FAKE_KVM=broken MS_ACCEL=kvm
 point 7 "MS_ACCEL=kvm on a broken host: honoured, the run fails, no fallback" \
 	eval '[ "$rc" -ne 0 ] && [ "$accels" = kvm ] && ! said "falling back"'
+
+tmo=60
+vmrun env FAKE_KVM=broken MS_ACCEL=tcg
+point 8 "a guest that ends before its timeout has no watchdog report" \
+	eval 'guest_ran && ! grep -q MADSRPT-WATCHDOG "$work/console"'
+
+script=$work/hang.sh
+vmrun env FAKE_KVM=broken MS_ACCEL=tcg
+point 9 "a hung guest script: timed out, the watchdog shows it still sleeping" \
+	eval '[ "$rc" -ne 0 ] && grep -q "^not ok - hang: timed out after 60s" "$work/console.out" &&
+	      grep -q "^#   MADSRPT-WATCHDOG: the test still runs" "$work/console.out" &&
+	      grep -q "^#  .* sleep 86400$" "$work/console.out" &&
+	      grep -q "^#  .*Show Blocked State" "$work/console.out"'
+if ! grep -q "^#   MADSRPT-WATCHDOG" "$work/console.out"; then
+	echo "# the hung run's output:"
+	sed 's/^/# /' "$work/console.out" | tail -n 20
+fi
