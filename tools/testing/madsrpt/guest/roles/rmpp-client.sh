@@ -20,7 +20,7 @@ set -e
 ms_build_prog rmpp_umad
 ms_rxe_wire 10.12.0.2/24 umad
 ms_netem_loss eth0 "$loss"
-ms_wait 300 ms_neigh 10.12.0.1
+ms_wait 120 ms_neigh 10.12.0.1
 # The requests go to the peer's link-local GID, so the kernel resolves its
 # MAC by IPv6 neighbour discovery when ib_umad makes the first address
 # handle, and gives up after 1 s: on a lossy wire, a lost solicitation
@@ -30,7 +30,7 @@ nd_ready() {
 	echo >"/dev/udp/$peer6%eth0/9" 2>/dev/null
 	ip -6 neigh show "$peer6" dev eth0 | grep -q lladdr
 }
-ms_wait 300 nd_ready
+ms_wait 120 nd_ready
 # Give the server time to register its agents after its link came up.
 sleep 20
 echo "# $(uname -r): client on rxe-eth0"

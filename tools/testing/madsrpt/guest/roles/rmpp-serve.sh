@@ -20,7 +20,7 @@ ms_rxe_wire 10.12.0.1/24 umad
 ms_netem_loss eth0 "$loss"
 echo "# $(uname -r): serving on rxe-eth0"
 set +e
-/tmp/rmpp_umad -d rxe-eth0 -p 1 -M "$max" -w 600 serve
+/tmp/rmpp_umad -d rxe-eth0 -p 1 -M "$max" -w 300 serve
 rc=$?
 [ "$loss" = 0 ] || ms_loss_report eth0 rxe-eth0
 exit $rc
