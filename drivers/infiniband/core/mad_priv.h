@@ -753,6 +753,7 @@ struct ib_mad_agent_private *
 ib_mad_reply_agent_get(struct ib_mad_port_private *port, int qpn);
 unsigned int ib_mad_send_resp_wait_ms(struct ib_mad_send_wr_private *wr);
 extern unsigned int mad_rmpp_total_max_ms;
+extern unsigned int mad_rmpp_recv_wait_ms;
 #endif
 
 #endif	/* __IB_MAD_PRIV_H__ */

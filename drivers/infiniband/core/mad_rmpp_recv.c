@@ -40,6 +40,13 @@
 VISIBLE_IF_KUNIT unsigned int mad_rmpp_total_max_ms = MAD_RMPP_TOTAL_MAX_MS;
 EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_total_max_ms);
 
+/*
+ * The silence a collecting transfer is allowed, when not 0; 0 (always,
+ * outside KUnit) derives it from the sender's response time.
+ */
+VISIBLE_IF_KUNIT unsigned int mad_rmpp_recv_wait_ms;
+EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_recv_wait_ms);
+
 enum mad_rmpp_recv_state {
 	MAD_RMPP_RECV_ACTIVE,		/* collecting segments */
 	MAD_RMPP_RECV_COMPLETE,		/* delivered, remembered for repeats */
@@ -71,7 +78,8 @@ struct mad_rmpp_key {
  * @node: link in ib_mad_agent_private.rmpp_hash (agent lock)
  * @priv: the agent, referenced
  * @ref: see "Lifetime" above
- * @work: stall timer while ACTIVE, forget timer while COMPLETE
+ * @work: stall timer while ACTIVE, forget timer while COMPLETE; it may
+ *	fire before @expires, and then waits again for the rest
  * @state: enum mad_rmpp_recv_state (agent lock)
  * @win: receive window (agent lock)
  * @rmpp_wc: first segment, heading the segment list; NULL once delivered
@@ -90,6 +98,8 @@ struct mad_rmpp_key {
  * @wait_ms: silence tolerated between two steps of progress
  * @linger_ms: how long a finished transfer is remembered
  * @deadline: jiffies by which the whole transfer must be done
+ * @expires: jiffies at which the timer's time is really up (agent lock)
+ * @timer_at: jiffies for which @work was last queued (agent lock)
  */
 struct mad_rmpp_recv {
 	struct hlist_node node;
@@ -112,6 +122,8 @@ struct mad_rmpp_recv {
 	unsigned int wait_ms;
 	unsigned int linger_ms;
 	unsigned long deadline;
+	unsigned long expires;
+	unsigned long timer_at;
 };
 
 /**
@@ -231,28 +243,51 @@ static void mad_rmpp_recv_put_many(struct mad_rmpp_recv *r, int puts)
 		mad_rmpp_recv_put(r);
 }
 
-/*
- * (Re)arm the timer: a collecting transfer for the allowed silence, but
- * not past its deadline; a finished one for its linger time.  A newly
- * queued work holds a reference.
+/* Queue the timer for @at; a newly queued work holds a reference. */
+static void mad_rmpp_recv_queue_locked(struct mad_rmpp_recv *r,
+				       unsigned long at)
+{
+	unsigned long now = jiffies;
+
+	lockdep_assert_held(&r->priv->lock);
+
+	r->timer_at = at;
+	if (!mod_delayed_work(ib_mad_agent_port(r->priv)->wq, &r->work,
+			      time_after(at, now) ? at - now : 0))
+		refcount_inc(&r->ref);
+}
+
+/**
+ * mad_rmpp_recv_arm_locked() - restart a reassembly's timer
+ * @r: the reassembly
+ *
+ * A collecting transfer gets the allowed silence, but not past its
+ * deadline; a finished one its linger time.  This runs for every segment
+ * that makes progress, so it only moves @r->expires when the queued timer
+ * fires no later than that: the timer then finds its time not yet up and
+ * waits for the rest (mad_rmpp_recv_timer()), which costs one wake-up per
+ * silence allowed instead of a timer reprogrammed per segment.
+ *
+ * Context: Agent lock held.
  */
 static void mad_rmpp_recv_arm_locked(struct mad_rmpp_recv *r)
 {
-	unsigned long delay;
+	unsigned long now = jiffies, at;
 
 	lockdep_assert_held(&r->priv->lock);
 
 	if (r->state == MAD_RMPP_RECV_ACTIVE) {
-		delay = msecs_to_jiffies(r->wait_ms);
-		if (time_after_eq(jiffies, r->deadline))
-			delay = 0;
-		else
-			delay = min(delay, r->deadline - jiffies);
+		at = now + msecs_to_jiffies(r->wait_ms);
+		if (time_after(at, r->deadline))
+			at = time_after(r->deadline, now) ? r->deadline : now;
 	} else {
-		delay = msecs_to_jiffies(r->linger_ms);
+		at = now + msecs_to_jiffies(r->linger_ms);
 	}
-	if (!mod_delayed_work(ib_mad_agent_port(r->priv)->wq, &r->work, delay))
-		refcount_inc(&r->ref);
+	r->expires = at;
+	if (delayed_work_pending(&r->work) &&
+	    time_before_eq(r->timer_at, at))
+		return;
+	mad_rmpp_recv_queue_locked(r, at);
 }
 
 /* A collecting reassembly stops collecting; agent lock held. */
@@ -489,13 +524,30 @@ mad_rmpp_recv_finish(struct mad_rmpp_recv *r, struct mad_rmpp_step *step,
 	return deliver;
 }
 
+/*
+ * The unlocked part of taking a segment: mad_rmpp_recv_finish(), then the
+ * segment is freed unless the reassembly @kept it.
+ */
+static struct ib_mad_recv_wc *
+mad_rmpp_recv_seg_finish(struct mad_rmpp_recv *r,
+			 struct ib_mad_recv_wc *recv_wc,
+			 struct mad_rmpp_step *step, bool kept)
+{
+	struct ib_mad_recv_wc *done;
+
+	if (kept)
+		return mad_rmpp_recv_finish(r, step, NULL);
+	done = mad_rmpp_recv_finish(r, step, recv_wc);
+	ib_free_recv_mad(recv_wc);
+	return done;
+}
+
 /* Continue a known reassembly; consumes @r's caller reference. */
 static struct ib_mad_recv_wc *mad_rmpp_recv_more(struct mad_rmpp_recv *r,
 						 struct ib_mad_recv_wc *recv_wc)
 {
 	struct ib_mad_agent_private *priv = r->priv;
 	struct mad_rmpp_step step = { .puts = 1 };
-	struct ib_mad_recv_wc *done;
 	unsigned long flags;
 	bool kept;
 
@@ -503,11 +555,7 @@ static struct ib_mad_recv_wc *mad_rmpp_recv_more(struct mad_rmpp_recv *r,
 	kept = mad_rmpp_recv_seg_locked(r, recv_wc, &step);
 	spin_unlock_irqrestore(&priv->lock, flags);
 
-	if (kept)
-		return mad_rmpp_recv_finish(r, &step, NULL);
-	done = mad_rmpp_recv_finish(r, &step, recv_wc);
-	ib_free_recv_mad(recv_wc);
-	return done;
+	return mad_rmpp_recv_seg_finish(r, recv_wc, &step, kept);
 }
 
 static void mad_rmpp_recv_timer(struct work_struct *work);
@@ -547,7 +595,8 @@ mad_rmpp_recv_create(struct ib_mad_agent_private *priv,
 	r->first_paylen = be32_to_cpu(mad->rmpp_hdr.paylen_newwin);
 	r->max_segs = MAD_RMPP_MAX_MSG_BYTES / (r->mad_size - r->hdr_len);
 	rtime = ib_get_rmpp_resptime((struct ib_rmpp_hdr *)&mad->rmpp_hdr);
-	r->wait_ms = MAD_RMPP_PEER_TRIES *
+	r->wait_ms = mad_rmpp_recv_wait_ms ?:
+		     MAD_RMPP_PEER_TRIES *
 		     (MAD_RMPP_ACK_WAIT_MAX_MS + mad_rmpp_peer_wait_ms(rtime));
 	r->linger_ms = MAD_RMPP_LINGER_TRIES *
 		       (MAD_RMPP_ACK_WAIT_MAX_MS + mad_rmpp_peer_wait_ms(rtime));
@@ -679,21 +728,25 @@ static struct ib_mad_recv_wc *mad_rmpp_recv_later(struct ib_mad_agent_private *p
 						  struct ib_mad_recv_wc *recv_wc,
 						  const struct mad_rmpp_key *key)
 {
+	struct mad_rmpp_step step = { .puts = 1 };
 	struct mad_rmpp_recv *r;
 	unsigned long flags;
+	bool kept;
 
+	/* Look up and take the segment in one go: this is the hot path. */
 	spin_lock_irqsave(&priv->lock, flags);
 	r = mad_rmpp_recv_find_locked(priv, key);
-	if (r)
-		refcount_inc(&r->ref);
-	spin_unlock_irqrestore(&priv->lock, flags);
-
 	if (!r) {
+		spin_unlock_irqrestore(&priv->lock, flags);
 		/* Segment 1 never came or the transfer was given up. */
 		ib_free_recv_mad(recv_wc);
 		return NULL;
 	}
-	return mad_rmpp_recv_more(r, recv_wc);
+	refcount_inc(&r->ref);		/* for the unlocked part; step.puts */
+	kept = mad_rmpp_recv_seg_locked(r, recv_wc, &step);
+	spin_unlock_irqrestore(&priv->lock, flags);
+
+	return mad_rmpp_recv_seg_finish(r, recv_wc, &step, kept);
 }
 
 /**
@@ -737,7 +790,8 @@ drop:
  *
  * An ACTIVE transfer stalled or ran out of total time: tell the sender
  * "total time too long" and drop what arrived.  A COMPLETE one need not be
- * remembered any longer.
+ * remembered any longer.  A timer that fires before @expires (progress
+ * moved it, see mad_rmpp_recv_arm_locked()) queues itself for the rest.
  *
  * Context: Process context (the port's workqueue).
  */
@@ -750,11 +804,17 @@ static void mad_rmpp_recv_timer(struct work_struct *work)
 	unsigned long flags;
 
 	spin_lock_irqsave(&priv->lock, flags);
-	if (r->state == MAD_RMPP_RECV_ACTIVE)
+	if (r->state != MAD_RMPP_RECV_GONE &&
+	    time_before(jiffies, r->expires)) {
+		/* Progress moved the time on; queue for the rest unless done. */
+		if (!delayed_work_pending(&r->work))
+			mad_rmpp_recv_queue_locked(r, r->expires);
+	} else if (r->state == MAD_RMPP_RECV_ACTIVE) {
 		mad_rmpp_recv_kill_locked(r, &step, IB_MGMT_RMPP_TYPE_ABORT,
 					  IB_MGMT_RMPP_STATUS_T2L);
-	else if (r->state == MAD_RMPP_RECV_COMPLETE)
+	} else if (r->state == MAD_RMPP_RECV_COMPLETE) {
 		mad_rmpp_recv_kill_locked(r, &step, 0, 0);
+	}
 	spin_unlock_irqrestore(&priv->lock, flags);
 
 	mad_rmpp_recv_finish(r, &step, NULL);

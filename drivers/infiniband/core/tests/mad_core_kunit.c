@@ -1326,13 +1326,13 @@ static void mad_test_rmpp_env(struct kunit *test, struct mad_test_env *env,
 	env->priv->agent.rmpp_version = IB_MGMT_RMPP_VERSION;
 }
 
-/* Segment 1 of an SA GetMulti request of @segs segments arrives. */
-static void mad_test_rmpp_first(struct kunit *test, struct mad_test_env *env,
-				u64 tid, u32 segs)
+/* Segment @seg of an SA GetMulti request of @segs segments arrives. */
+static void mad_test_rmpp_seg(struct kunit *test, struct mad_test_env *env,
+			      u64 tid, u32 segs, u32 seg)
 {
 	struct ib_mad_recv_priv *recv;
 	struct ib_rmpp_mad *mad;
-	u8 flags = IB_MGMT_RMPP_FLAG_ACTIVE | IB_MGMT_RMPP_FLAG_FIRST;
+	u8 flags = IB_MGMT_RMPP_FLAG_ACTIVE;
 
 	recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, recv);
@@ -1344,11 +1344,17 @@ static void mad_test_rmpp_first(struct kunit *test, struct mad_test_env *env,
 	mad->mad_hdr.tid = cpu_to_be64(tid);
 	mad->rmpp_hdr.rmpp_version = IB_MGMT_RMPP_VERSION;
 	mad->rmpp_hdr.rmpp_type = IB_MGMT_RMPP_TYPE_DATA;
-	if (segs == 1)
+	if (seg == 1)
+		flags |= IB_MGMT_RMPP_FLAG_FIRST;
+	if (seg == segs)
 		flags |= IB_MGMT_RMPP_FLAG_LAST;
 	ib_set_rmpp_flags(&mad->rmpp_hdr, flags);
-	mad->rmpp_hdr.seg_num = cpu_to_be32(1);
-	mad->rmpp_hdr.paylen_newwin = cpu_to_be32(segs * 220);
+	mad->rmpp_hdr.seg_num = cpu_to_be32(seg);
+	/* Segment 1 carries the whole length, the Last one its own part. */
+	if (seg == 1)
+		mad->rmpp_hdr.paylen_newwin = cpu_to_be32(segs * 220);
+	else if (seg == segs)
+		mad->rmpp_hdr.paylen_newwin = cpu_to_be32(220);
 	recv->wc.src_qp = 1;
 	recv->wc.slid = 5;
 	recv->recv_wc.wc = &recv->wc;
@@ -1360,6 +1366,13 @@ static void mad_test_rmpp_first(struct kunit *test, struct mad_test_env *env,
 	list_add(&recv->recv_wc.recv_buf.list, &recv->recv_wc.rmpp_list);
 	ib_mad_agent_get(env->priv);
 	ib_mad_deliver(env->priv, &recv->recv_wc);
+}
+
+/* Segment 1 of an SA GetMulti request of @segs segments arrives. */
+static void mad_test_rmpp_first(struct kunit *test, struct mad_test_env *env,
+				u64 tid, u32 segs)
+{
+	mad_test_rmpp_seg(test, env, tid, segs, 1);
 }
 
 static const struct ib_rmpp_hdr *mad_test_posted_rmpp(struct mad_test_env *env,
@@ -1432,6 +1445,15 @@ static void mad_test_rmpp_recv_linger(struct kunit *test)
 	ib_mad_rmpp_cancel_recvs(env->priv);
 }
 
+/* Sleep until jiffies reach @when (at once if they have). */
+static void mad_test_sleep_until(unsigned long when)
+{
+	unsigned long now = jiffies;
+
+	if (time_before(now, when))
+		msleep(jiffies_to_msecs(when - now));
+}
+
 /*
  * A send posted by a worker rather than the test thread bypasses the
  * test's ib_mad_qp_post_send() stub and, the fake send queue having no
@@ -1493,6 +1515,51 @@ static void mad_test_rmpp_recv_total_time(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hdr->rmpp_type, IB_MGMT_RMPP_TYPE_ABORT);
 	KUNIT_EXPECT_EQ(test, hdr->rmpp_status, IB_MGMT_RMPP_STATUS_T2L);
 	mad_test_wire_done(&wr->send_buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+	ib_mad_rmpp_cancel_recvs(env->priv);
+}
+
+/*
+ * Each segment that makes progress gives a transfer the whole allowed
+ * silence again, though the timer is not reprogrammed per segment: the
+ * one queued for segment 1 fires at 2 s, finds the time moved on by
+ * segment 2 (at 1.2 s) and waits the rest; the transfer is alive at
+ * 2.5 s and told ABORT, "total time too long", once 2 s pass after
+ * segment 2 (checked at 3.9 s).  Margins of 0.7 s, as a busy TCG
+ * machine needs.
+ */
+static void mad_test_rmpp_recv_silence(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	const u64 tid = 0xa00000001ULL;
+	struct ib_mad_send_wr_private *wr;
+	const struct ib_rmpp_hdr *hdr;
+	unsigned long t0;
+
+	mad_test_rmpp_env(test, env, 4);
+	mad_rmpp_recv_wait_ms = 2000;
+	t0 = jiffies;
+	mad_test_rmpp_first(test, env, tid, 3);
+	mad_rmpp_recv_wait_ms = 0;
+	KUNIT_ASSERT_EQ(test, env->posts, 1);		/* the first ACK */
+	msleep(1200);
+	mad_test_rmpp_seg(test, env, tid, 3, 2);	/* ACKed, as 1 was */
+	KUNIT_ASSERT_EQ(test, env->posts, 2);
+
+	mad_test_sleep_until(t0 + msecs_to_jiffies(2500));
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 1);
+	KUNIT_EXPECT_NULL(test, mad_test_take_overflow(env));
+
+	mad_test_sleep_until(t0 + msecs_to_jiffies(3900));
+	flush_workqueue(env->port->wq);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 0);
+	wr = mad_test_take_overflow(env);
+	KUNIT_ASSERT_NOT_NULL(test, wr);
+	hdr = &((struct ib_rmpp_mad *)wr->send_buf.mad)->rmpp_hdr;
+	KUNIT_EXPECT_EQ(test, hdr->rmpp_type, IB_MGMT_RMPP_TYPE_ABORT);
+	KUNIT_EXPECT_EQ(test, hdr->rmpp_status, IB_MGMT_RMPP_STATUS_T2L);
+	mad_test_wire_done(&wr->send_buf, IB_WC_SUCCESS);
+	mad_test_rmpp_drain(env, 0, env->posts);
 	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
 	ib_mad_rmpp_cancel_recvs(env->priv);
 }
@@ -2175,6 +2242,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_rmpp_recv_cap),
 	KUNIT_CASE_SLOW(mad_test_rmpp_recv_linger),
 	KUNIT_CASE_SLOW(mad_test_rmpp_recv_total_time),
+	KUNIT_CASE_SLOW(mad_test_rmpp_recv_silence),
 	KUNIT_CASE(mad_test_roce_ipv4_gids),
 	KUNIT_CASE(mad_test_recv_dr_smp_dropped),
 	KUNIT_CASE(mad_test_send_opa_dr_smp),
