@@ -43,8 +43,7 @@
  * Context: process context.
  * Return: 0 or -EINVAL.
  */
-VISIBLE_IF_KUNIT int srpt_parse_acl_name(const char *name,
-					 struct srpt_port_name *out)
+int srpt_parse_acl_name(const char *name, struct srpt_port_name *out)
 {
 	struct sockaddr_storage sa;
 

@@ -637,6 +637,7 @@ void srpt_tpg_attrib_init(struct srpt_tpg_attrib *attrib);
 ssize_t srpt_format_acl_info(char *buf, size_t size, const char *acl_name,
 			     const struct srpt_ch_info *ci, unsigned int n,
 			     unsigned int more, time64_t now);
+int srpt_parse_acl_name(const char *name, struct srpt_port_name *out);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* File-local helpers made visible to srpt_kunit.c. */
@@ -647,7 +648,6 @@ int srpt_parse_desc_tbl(const struct srp_cmd *cmd, u32 iu_len,
 int srpt_iu_opcode(const void *iu, u32 len);
 bool srpt_charge_credit(struct srpt_rdma_ch *ch, int opcode);
 void srpt_qp_event(struct ib_event *event, void *ptr);
-int srpt_parse_acl_name(const char *name, struct srpt_port_name *out);
 int srpt_send_cm_drep(struct srpt_rdma_ch *ch);
 #endif
 
