@@ -8,6 +8,7 @@
 #include <kunit/visibility.h>
 
 #include "core_priv.h"
+#include "mad_kabi.h"
 #include "mad_priv.h"
 
 /*

@@ -17,6 +17,7 @@
 #include <rdma/ib_cache.h>
 
 #include "core_priv.h"
+#include "mad_kabi.h"
 #include "mad_priv.h"
 
 #include <trace/events/ib_mad.h>
@@ -700,6 +701,22 @@ err_free_agent:
 	return ERR_PTR(ret);
 }
 EXPORT_SYMBOL(ib_register_mad_agent);
+
+/**
+ * ib_mad_kernel_rmpp_agent() - does the MAD layer do RMPP for an agent?
+ * @agent: the agent
+ *
+ * Here rather than in mad_wire.c for the kABI: this file sees the same
+ * complete types as upstream's mad.c (see mad_priv.h), mad_wire.c more.
+ *
+ * Return: 1 if the agent registered an RMPP version and did not ask to
+ * handle RMPP itself (IB_MAD_USER_RMPP), else 0.
+ */
+int ib_mad_kernel_rmpp_agent(const struct ib_mad_agent *agent)
+{
+	return agent->rmpp_version && !(agent->flags & IB_MAD_USER_RMPP);
+}
+EXPORT_SYMBOL(ib_mad_kernel_rmpp_agent);
 
 /**
  * ib_unregister_mad_agent() - stop an agent and free it

@@ -21,6 +21,7 @@
 #include <rdma/ib_cache.h>
 
 #include "core_priv.h"
+#include "mad_kabi.h"
 #include "mad_priv.h"
 
 #include <trace/events/ib_mad.h>

@@ -34,19 +34,6 @@ int ib_response_mad(const struct ib_mad_hdr *hdr)
 EXPORT_SYMBOL(ib_response_mad);
 
 /**
- * ib_mad_kernel_rmpp_agent() - does the MAD layer do RMPP for an agent?
- * @agent: the agent
- *
- * Return: 1 if the agent registered an RMPP version and did not ask to
- * handle RMPP itself (IB_MAD_USER_RMPP), else 0.
- */
-int ib_mad_kernel_rmpp_agent(const struct ib_mad_agent *agent)
-{
-	return agent->rmpp_version && !(agent->flags & IB_MAD_USER_RMPP);
-}
-EXPORT_SYMBOL(ib_mad_kernel_rmpp_agent);
-
-/**
  * ib_mad_fc_request() - does a MAD open an exchange that flow control limits?
  * @hdr: header of a MAD about to be sent with a response timeout
  *
