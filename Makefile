@@ -6,7 +6,7 @@
 H := tools/testing/madsrpt
 T ?=
 
-.PHONY: help deps build build-upstream build-debug check check-upstream check-debug soak bench lint compat vm demo patches install-tree
+.PHONY: help deps deb build build-upstream build-debug check check-upstream check-debug soak bench lint compat vm demo patches install-tree
 
 help:
 	@echo "make demo             an SRP target from zero, shown end to end"
@@ -21,6 +21,7 @@ help:
 	@echo "make build            build our kernel into build/ours"
 	@echo "make build-upstream   build pristine 6.12 into build/upstream"
 	@echo "make build-debug      build our tree with the detectors into build/debug"
+	@echo "make deb              the DKMS package for the distribution's kernel"
 	@echo "make patches          the tree as a git format-patch series in patches/"
 	@echo "make install-tree KSRC=/path/to/linux-6.12   copy the tree and glue into KSRC"
 	@echo "make deps             install the Debian packages we need"
@@ -70,6 +71,10 @@ compat:
 
 vm: build
 	$(H)/host/vm.sh -i
+
+deb:
+	$(H)/host/deps.sh
+	$(H)/host/deb.sh build
 
 patches:
 	$(H)/host/patches.sh
