@@ -58,7 +58,10 @@ pkg=$name-dkms
 root=$MS_BUILD/deb/root
 rm -rf "$root"
 stage "$root/usr/src/$name-$ver" "$ver"
-mkdir -p "$root/DEBIAN" "$root/usr/share/doc/$pkg"
+mkdir -p "$root/DEBIAN" "$root/usr/share/doc/$pkg" "$root/usr/sbin"
+# The kABI check, for administrators: ib-mad-srpt-kabi INSTALLED-ib_core.ko
+# /lib/modules/$(uname -r)/build/Module.symvers
+cp "$MS_TOP/dkms/ib-mad-srpt-kabi" "$root/usr/sbin/"
 for f in postinst prerm; do
 	sed -e "s/@NAME@/$name/g" -e "s/@VERSION@/$ver/g" -e "s/@PACKAGE@/$pkg/g" \
 		"$MS_TOP/dkms/debian/$f" >"$root/DEBIAN/$f"
