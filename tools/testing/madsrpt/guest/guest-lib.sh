@@ -544,3 +544,46 @@ ms_mp_stop() {
 	ms_wait 30 sh -c "! pidof multipathd" &&
 	udevadm control --exit
 }
+
+# ms_distro_install DEB TARBALL: on the distribution's kernel (vm.sh -k
+# distro), install our DKMS package as an administrator does, dpkg -i; the
+# modules were built for this kernel by dkms on the host (host/distro.sh
+# package) into the dkms tarball TARBALL, which goes where Debian's dkms
+# postinst loads one from (/usr/share/<package>/<name>-<version>.dkms.tar.gz)
+# instead of building again.  Fails unless dkms then lists the package
+# as installed for the running kernel.
+ms_distro_install() {
+	local deb=$1 tarball=$2 pkg ver
+
+	pkg=$(dpkg-deb -f "$deb" Package) && ver=$(dpkg-deb -f "$deb" Version) ||
+		return 1
+	# The image's modules directory lacks the link to the headers,
+	# which are installed on the host (the guest's root).
+	ln -sfn "/usr/src/linux-headers-$(uname -r)" "/lib/modules/$(uname -r)/build"
+	mkdir -p "/usr/share/$pkg" &&
+	cp "$tarball" "/usr/share/$pkg/" &&
+	dpkg -i "$deb" &&
+	dkms status -m ib-mad-srpt -v "$ver" -k "$(uname -r)" | grep -q ": installed"
+}
+
+# ms_module_origin MODULE: where modprobe takes MODULE from, and whether
+# the loaded one is that file (same srcversion): "ib_core: /lib/modules/
+# .../updates/dkms/ib_core.ko.xz (ours, loaded)".
+ms_module_origin() {
+	local f who state=
+
+	f=$(modinfo -F filename "$1" 2>/dev/null) || { echo "$1: not found"; return 1; }
+	case "$f" in
+	*/updates/dkms/*) who="ours, ib-mad-srpt-dkms" ;;
+	*/kernel/*) who="the distribution's" ;;
+	*) who="?" ;;
+	esac
+	if [ -e "/sys/module/$1/srcversion" ]; then
+		if [ "$(cat "/sys/module/$1/srcversion")" = "$(modinfo -F srcversion "$1")" ]; then
+			state=", loaded"
+		else
+			state=", loaded from elsewhere"
+		fi
+	fi
+	echo "$1: $f ($who$state)"
+}

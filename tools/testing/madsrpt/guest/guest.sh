@@ -28,6 +28,10 @@ for d in /tmp /var/tmp /root; do
 	esac
 done
 mount -t debugfs debugfs /sys/kernel/debug
+# A distribution kernel has configfs as a module (ours: built in), and SCSI
+# disks as one that udev, which the guest does not run, would load.
+[ -d /sys/kernel/config ] || modprobe configfs 2>/dev/null
+modprobe -q sd_mod 2>/dev/null
 mount -t configfs configfs /sys/kernel/config
 mkdir -p /run/lock /run/dbus
 hostname madsrpt-vm

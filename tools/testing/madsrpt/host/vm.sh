@@ -4,7 +4,10 @@
 # vm.sh [options] SCRIPT [ARGS...] - boot a built kernel under QEMU and run
 # SCRIPT inside it (a path on the host; the guest sees the host root).
 #
-#   -k ours|upstream|debug  which build to boot (default: ours)
+#   -k ours|upstream|debug|distro  which build to boot (default: ours);
+#                     distro: the distribution's own kernel image with
+#                     its own modules (host/distro.sh prepare), booted
+#                     through an initramfs (the build's initrd.img)
 #   -t SECONDS        timeout for the whole run (default: 600), stretched
 #                     by MS_DEBUG_SLOWDOWN for the debug kernel
 #   -l FILE           console log (default: build/logs/<script>.console)
@@ -107,6 +110,7 @@ fi
 qemu=("$MS_QEMU" $(ms_qemu_machine) -m "$mem"
 	-smp "$cpus,sockets=$cpus,cores=1,threads=1"
 	-kernel "$kernel" -append "$cmdline"
+	$([ ! -f "$obj/initrd.img" ] || echo "-initrd $obj/initrd.img")
 	-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
 	-device "virtio-9p-pci,fsdev=hostroot,mount_tag=/dev/root"
 	-device virtio-rng-pci)
