@@ -6,7 +6,7 @@
 H := tools/testing/madsrpt
 T ?=
 
-.PHONY: help deps deb build build-upstream build-debug check check-upstream check-debug soak bench lint compat vm demo patches install-tree
+.PHONY: help deps deb build build-upstream build-debug check check-upstream check-debug soak bench lint compat compat-distro vm demo patches install-tree
 
 help:
 	@echo "make demo             an SRP target from zero, shown end to end"
@@ -16,7 +16,8 @@ help:
 	@echo "make soak             the long forms: fuzzer, rogue initiator, lifecycle cycles"
 	@echo "make bench [F=fig]    ours and pristine 6.12 side by side: a table, CSV, plots"
 	@echo "make lint             checkpatch --strict, sparse, W=1, kernel-doc"
-	@echo "make compat           build every in-tree MAD API user against us"
+	@echo "make compat           build every in-tree MAD API user against us, then compat-distro"
+	@echo "make compat-distro    ib_core, ib_srpt, ibdevsim with the distribution's config and headers"
 	@echo "make vm               a shell in a VM with our modules"
 	@echo "make build            build our kernel into build/ours"
 	@echo "make build-upstream   build pristine 6.12 into build/upstream"
@@ -66,8 +67,12 @@ bench:
 lint:
 	$(H)/lint/lint.sh
 
+# Both builds run, and either failing fails make compat.
 compat:
-	$(H)/host/compat.sh
+	@rc=0; $(H)/host/compat.sh || rc=1; $(H)/host/compat-distro.sh || rc=1; exit $$rc
+
+compat-distro:
+	$(H)/host/compat-distro.sh
 
 vm: build
 	$(H)/host/vm.sh -i

@@ -452,3 +452,52 @@ ms_rmpp_unstarted() {
 		! grep -q ': client on ' "$3-cli.console.out" && return 0
 	return 1
 }
+
+# ms_distro_krel: the release of the distribution kernel that the installed
+# linux-source-6.12 is the source of (6.12.118+deb12-amd64 for
+# 6.12.118-1~deb12u1), derived, never hard-coded: the linux-headers-<krel>
+# package whose installed, or else candidate, version is linux-source-6.12's.
+ms_distro_krel() {
+	local want name ver names
+
+	want=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null) ||
+		ms_die "linux-source-6.12 is not installed (make deps)"
+	[ -n "$want" ] || ms_die "linux-source-6.12 is not installed (make deps)"
+	while read -r name ver; do
+		[ "$ver" = "$want" ] || continue
+		echo "${name#linux-headers-}"
+		return 0
+	done < <(dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\n' \
+			'linux-headers-*' 2>/dev/null |
+		awk '$3 ~ /^ii/ && $1 ~ /^linux-headers-[0-9.]+\+deb[0-9]+-amd64$/ { print $1, $2 }')
+	names=$(apt-cache search --names-only '^linux-headers-[0-9.]+\+deb[0-9]+-amd64$' |
+		cut -d' ' -f1)
+	[ -n "$names" ] || ms_die "apt knows no linux-headers-*+deb*-amd64 (apt-get update?)"
+	# shellcheck disable=SC2086
+	while read -r name ver; do
+		[ "$ver" = "$want" ] || continue
+		echo "${name#linux-headers-}"
+		return 0
+	done < <(apt-cache policy $names |
+		awk '/^[^ ]/ { sub(/:$/, ""); name = $1 }
+		     $1 == "Candidate:" { print name, $2 }')
+	ms_die "no linux-headers-*+deb*-amd64 package has version $want (linux-source-6.12's)"
+}
+
+# ms_distro_headers: install linux-headers-<ms_distro_krel> when its
+# directory is missing, and print that directory.
+ms_distro_headers() {
+	local krel dir sudo=
+
+	krel=$(ms_distro_krel) || exit 1
+	dir=/usr/src/linux-headers-$krel
+	if [ ! -f "$dir/Makefile" ]; then
+		[ "$(id -u)" -eq 0 ] || sudo=sudo
+		echo "installing linux-headers-$krel" >&2
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends "linux-headers-$krel" >&2 ||
+			ms_die "apt-get install linux-headers-$krel failed"
+		[ -f "$dir/Makefile" ] || ms_die "linux-headers-$krel did not install $dir"
+	fi
+	echo "$dir"
+}
