@@ -104,7 +104,7 @@ rxe_login() {
 	local host
 	ms_srpt_target $wwn /tmp/lun-rxe $((32 << 20)) 5555 \
 		0x0000000000000000${gid:16} || return 1
-	host=$(ls /sys/class/infiniband_srp/ | grep rxe | head -n 1)
+	host=$(basename /sys/class/infiniband_srp/srp-rxe-*-1)
 	ms_srp_add_target "$host" \
 		"id_ext=$guid,ioc_guid=$guid,dest=10.12.0.1:5555,max_cmd_per_lun=32" &&
 	ms_wait 60 ms_srp_disk
@@ -129,14 +129,12 @@ modprobe ib_srp
 rxe_round "ours"
 
 # The InfiniBand path: ibdevsim's fabric, opensm, discovery, IB CM login.
-g0=0002c90300001000
 tgid=fe800000000000000002c90300002001
 tap_check "ibdevsim fabric: 2 HCAs, a switch, 4 cables" ms_ibsim_fabric
 ms_ibsim_opensm
 tap_check "opensm brings every port ACTIVE" ms_wait 180 ms_ibsim_all_active
 discover() {
-	local u
-	u=$(ms_umad_of ibdevsim0 1) || return 1
+	ms_umad_of ibdevsim0 1 >/dev/null || return 1
 	ibnetdiscover -C ibdevsim0 -P 1 >/tmp/ibnd.out || return 1
 	grep -c '^Ca' /tmp/ibnd.out
 	[ "$(grep -c '^Ca' /tmp/ibnd.out)" -eq 2 ] &&
