@@ -28,9 +28,14 @@ for d in /tmp /var/tmp /root; do
 	esac
 done
 mount -t debugfs debugfs /sys/kernel/debug
-# A distribution kernel has configfs as a module (ours: built in), and SCSI
-# disks as one that udev, which the guest does not run, would load.
+# A distribution kernel has as modules what ours has built in: configfs,
+# the drivers of the VM's devices (virtio-net...) and SCSI disks, which
+# udev, not run in the guest, would load.  So load the drivers that the
+# devices present ask for, as udev's coldplug does, and sd_mod for the
+# disks that SRP logins add later.
 [ -d /sys/kernel/config ] || modprobe configfs 2>/dev/null
+cat /sys/bus/pci/devices/*/modalias /sys/bus/virtio/devices/*/modalias 2>/dev/null |
+	sort -u | xargs -r modprobe -qa 2>/dev/null
 modprobe -q sd_mod 2>/dev/null
 mount -t configfs configfs /sys/kernel/config
 mkdir -p /run/lock /run/dbus

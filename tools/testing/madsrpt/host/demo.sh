@@ -1,12 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# demo.sh - an SRP target from zero: build, then two VMs joined by a
-# virtual Ethernet wire with soft-RoCE on each.  The target VM configures
-# ib_srpt with targetcli-fb; the initiator VM discovers it with Device
-# Management MADs, logs in with ib_srp over RDMA/CM, runs fio with
-# verification and logs out.  Ends with a report; non-zero exit and the
-# failing step on any failure.
+# demo.sh - an SRP target from zero, as an administrator runs it: the
+# distribution's own kernel (Debian's image and modules, host/distro.sh)
+# with our DKMS package installed by dpkg in each of two VMs joined by a
+# virtual Ethernet wire.  The target VM configures ib_srpt with
+# targetcli-fb; the initiator VM discovers it with Device Management MADs,
+# logs in with ib_srp over RDMA/CM on soft-RoCE, runs fio with
+# verification and logs out.  Then the InfiniBand path on ibdevsim in the
+# target VM: opensm, srp_daemon's discovery, an IB CM login, fio.  Ends
+# with a report naming the kernel, the package and where each module was
+# loaded from; non-zero exit and the failing step on any failure.
 
 set -euo pipefail
 
@@ -15,8 +19,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 t_start=$(date +%s)
 ms_lock
-"$here/build.sh" ours
-ms_verify_overlay
+"$here/deps.sh"
+ms_stage_start "the distribution's kernel: Debian's image, headers and modules"
+"$here/distro.sh" prepare | sed 's/^/    /'
+ms_stage_end
+ms_stage_start "make deb, and dkms builds the package for that kernel"
+"$here/distro.sh" package | sed 's/^/    /'
+ms_stage_end
+deb=$(ls "$MS_BUILD"/deb/ib-mad-srpt-dkms_*_all.deb)
+ver=$(dpkg-deb -f "$deb" Version)
+tarball=$MS_BUILD/distro/ib-mad-srpt-$ver.dkms.tar.gz
 
 ms_stage_start "build the test programs, the DM query tool among them (build/progs)"
 "$MS_HARNESS/progs/build.sh" "$MS_BUILD/progs" || ms_die "building progs/"
@@ -28,17 +40,17 @@ mkdir -p "$logs"
 rm -f "$logs"/demo-*.console "$logs"/demo-*.out "$logs"/demo-*.err
 # Decide the accelerator once, for both VMs, and say so.
 ms_stage_start "choose the QEMU accelerator"
-ms_accel_pick "$MS_BUILD/ours/arch/x86/boot/bzImage"
+ms_accel_pick "$MS_BUILD/distro/arch/x86/boot/bzImage"
 echo "    $MS_ACCEL_USE ($MS_ACCEL_WHY)"
 ms_stage_end
 port=$((20000 + RANDOM % 20000))
 ms_stage_start "boot the target and initiator VMs (wire: 127.0.0.1:$port)"
-"$here/vm.sh" -t 1200 -n "listen:$port" -l "$logs/demo-target.console" \
-	"$MS_HARNESS/guest/roles/demo-target.sh" >/dev/null 2>"$logs/demo-target.err" &
+"$here/vm.sh" -k distro -t 1500 -n "listen:$port" -l "$logs/demo-target.console" \
+	"$MS_HARNESS/guest/roles/demo-target.sh" "$deb" "$tarball" >/dev/null 2>"$logs/demo-target.err" &
 tpid=$!
 sleep 1
-"$here/vm.sh" -t 1200 -n "connect:$port" -l "$logs/demo-initiator.console" \
-	"$MS_HARNESS/guest/roles/demo-initiator.sh" >/dev/null 2>"$logs/demo-initiator.err" &
+"$here/vm.sh" -k distro -t 1200 -n "connect:$port" -l "$logs/demo-initiator.console" \
+	"$MS_HARNESS/guest/roles/demo-initiator.sh" "$deb" "$tarball" >/dev/null 2>"$logs/demo-initiator.err" &
 ipid=$!
 
 # follow FILE PID [MARKER]: print FILE's lines as they come until MARKER
@@ -67,18 +79,11 @@ trc=0
 wait $tpid || trc=$?
 ms_stage_end
 
-krel=$(cat "$MS_BUILD/ours/kernelrelease")
+krel=$(cat "$MS_BUILD/distro/kernelrelease")
 echo
 echo "================ ib-mad-srpt demo report ================"
-ours=()
-git -C "$MS_TOP" ls-files --error-unmatch include/rdma/ib_mad.h >/dev/null 2>&1 &&
-	ours+=("<rdma/ib_mad.h>")
-git -C "$MS_TOP" ls-files | grep -q '^drivers/infiniband/core/mad.*\.c$' &&
-	ours+=("MAD layer")
-git -C "$MS_TOP" ls-files | grep -q '^drivers/infiniband/ulp/srpt/.*\.c$' &&
-	ours+=("ib_srpt")
-mine=$(printf '%s, ' "${ours[@]}")
-echo "kernel:     $krel: Linux 6.12 with our ${mine%, }"
+echo "kernel:     $krel, Debian's own ($(cut -d' ' -f1,2 "$MS_BUILD/distro/image/.version"))"
+echo "package:    ib-mad-srpt-dkms $ver (dpkg -i in each VM; dkms built it for $krel)"
 echo "userspace:  targetcli-fb $(dpkg-query -W -f='${Version}' targetcli-fb)," \
 	"rdma-core $(dpkg-query -W -f='${Version}' rdma-core)," \
 	"fio $(dpkg-query -W -f='${Version}' fio)"

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The initiator VM of `make demo`: discover the target's Device Management
-# profile with MADs (as srp_daemon does), log in with ib_srp over RDMA/CM,
-# run fio with verification on the new disk, log out, tell the target.
+# The initiator VM of `make demo` (demo-initiator.sh DEB TARBALL), on the
+# distribution's kernel: install our package as an administrator does,
+# discover the target's Device Management profile with MADs (as
+# srp_daemon does), log in with ib_srp over RDMA/CM, run fio with
+# verification on the new disk, log out, tell the target.
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
@@ -19,7 +21,15 @@ finish() {
 }
 die() { say "FAILED: $*"; finish; }
 
+say "dpkg -i $(basename "$1")"
+ms_distro_install "$1" "$2" >/tmp/install.out 2>&1 || {
+	cat /tmp/install.out
+	die "installing the package"
+}
 modprobe rdma_rxe && modprobe ib_umad && modprobe ib_srp || die "loading modules"
+for m in ib_core ib_umad ib_cm rdma_cm ib_srp rdma_rxe; do
+	report "initiator module $(ms_module_origin $m)"
+done
 ip link set eth0 up && ip addr add 10.13.0.2/24 dev eth0 || die "eth0"
 rdma link add rxe0 type rxe netdev eth0 || die "rdma link add"
 ms_wait 20 ms_port_active rxe0 || die "rxe0 did not become ACTIVE"
