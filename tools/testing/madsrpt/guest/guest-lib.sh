@@ -567,10 +567,12 @@ ms_distro_install() {
 }
 
 # ms_module_origin MODULE: where modprobe takes MODULE from, and whether
-# the loaded one is that file (same srcversion): "ib_core: /lib/modules/
-# .../updates/dkms/ib_core.ko.xz (ours, loaded)".
+# the one loaded is of that kind: "ib_core: /lib/modules/.../updates/dkms/
+# ib_core.ko.xz (ours, ib-mad-srpt-dkms, loaded)".  A loaded module of ours
+# carries the out-of-tree taint (O in /sys/module/MODULE/taint), one of the
+# distribution's (signed, in-tree) none.
 ms_module_origin() {
-	local f who state=
+	local f who state='' taint
 
 	f=$(modinfo -F filename "$1" 2>/dev/null) || { echo "$1: not found"; return 1; }
 	case "$f" in
@@ -578,12 +580,13 @@ ms_module_origin() {
 	*/kernel/*) who="the distribution's" ;;
 	*) who="?" ;;
 	esac
-	if [ -e "/sys/module/$1/srcversion" ]; then
-		if [ "$(cat "/sys/module/$1/srcversion")" = "$(modinfo -F srcversion "$1")" ]; then
-			state=", loaded"
-		else
-			state=", loaded from elsewhere"
-		fi
+	if [ -d "/sys/module/$1" ] && [ -e "/sys/module/$1/taint" ]; then
+		taint=$(cat "/sys/module/$1/taint")
+		case "$f:$taint" in
+		*/updates/dkms/*:*O*) state=", loaded" ;;
+		*/kernel/*:) state=", loaded" ;;
+		*) state=", the loaded one is not this file (taint '$taint')" ;;
+		esac
 	fi
 	echo "$1: $f ($who$state)"
 }

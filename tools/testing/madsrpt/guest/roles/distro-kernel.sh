@@ -71,6 +71,7 @@ load_debian() {
 	modprobe ib_core || return 1
 	# Our MAD layer's debugfs directory: only ours has it.
 	[ -d /sys/kernel/debug/ib_mad ] || { echo "ib_core loaded is not ours"; return 1; }
+	grep -q O /sys/module/ib_core/taint || { echo "ib_core has no O taint"; return 1; }
 	for m in $debian_mods; do
 		f=$(modfile $m)
 		case "$f" in
@@ -191,8 +192,11 @@ remove_pkg() {
 }
 tap_check "dpkg -r $pkg: modinfo names Debian's ib_core and ib_srpt again" remove_pkg
 debian_core() {
+	# Ours has a debugfs directory and the out-of-tree taint; Debian's,
+	# signed and in-tree, neither.
 	modprobe ib_core && [ ! -d /sys/kernel/debug/ib_mad ] &&
-	[ "$(cat /sys/module/ib_core/srcversion)" = "$(modinfo -F srcversion ib_core)" ]
+	[ -z "$(cat /sys/module/ib_core/taint)" ] &&
+	ms_module_origin ib_core
 }
 tap_check "Debian's ib_core loads again" debian_core
 dmesg -C
