@@ -13,7 +13,7 @@ pkgs=(
 	cpio xz-utils kmod qemu-system-x86 busybox-static sparse iproute2
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	infiniband-diags opensm
-	srptools dkms
+	srptools dkms openssl
 	libibumad-dev libibverbs-dev librdmacm-dev targetcli-fb fio
 	sg3-utils dbus python3 python3-docutils util-linux procps
 	multipath-tools dmsetup git perl
