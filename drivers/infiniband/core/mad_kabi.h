@@ -19,10 +19,12 @@
  *
  * Not in mad_priv.h: upstream's own ib_core files include that through
  * core_priv.h, and their CRCs must not change either.  Extra complete types
- * change CRCs as surely as missing ones, so an exporting file includes no
- * header upstream's mad.c lacks (mad_wire.c's <rdma/ib_cm.h> is why
- * ib_mad_kernel_rmpp_agent() lives in mad_reg.c).  dkms/ib-mad-srpt-kabi
- * checks every CRC against the kernel's Module.symvers.
+ * change CRCs as surely as missing ones, so an exporting file must not
+ * include a header that defines a type upstream's mad.c sees only declared
+ * (mad_wire.c's <rdma/ib_cm.h> completes struct rdma_cm_id and
+ * struct in_device: that is why ib_mad_kernel_rmpp_agent() lives in
+ * mad_reg.c).  dkms/ib-mad-srpt-kabi checks every CRC against the
+ * kernel's Module.symvers, and make compat-distro runs it.
  */
 
 #ifndef __IB_MAD_KABI_H__

@@ -707,7 +707,7 @@ EXPORT_SYMBOL(ib_register_mad_agent);
  * @agent: the agent
  *
  * Here rather than in mad_wire.c for the kABI: this file sees the same
- * complete types as upstream's mad.c (see mad_priv.h), mad_wire.c more.
+ * complete types as upstream's mad.c (see mad_kabi.h), mad_wire.c more.
  *
  * Return: 1 if the agent registered an RMPP version and did not ask to
  * handle RMPP itself (IB_MAD_USER_RMPP), else 0.

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# deb.sh [stage DIR | build] - the DKMS package (make deb).
+# deb.sh [stage DIR | build | version] - the DKMS package (make deb).
 #
 #   build      (default) build/deb/ib-mad-srpt-dkms_VERSION_all.deb
+#   version    print VERSION (commits on main and the commit)
 #   stage DIR  only lay out the package's dkms source tree in DIR (what
 #              the package installs as /usr/src/ib-mad-srpt-VERSION)
 #
@@ -47,8 +48,12 @@ stage)
 	stage "$2" "$(ms_deb_version)"
 	exit 0
 	;;
+version)
+	ms_deb_version
+	exit 0
+	;;
 build) ;;
-*) ms_die "usage: deb.sh [stage DIR | build]" ;;
+*) ms_die "usage: deb.sh [stage DIR | build | version]" ;;
 esac
 
 command -v dpkg-deb >/dev/null || ms_die "dpkg-deb is needed (Debian's dpkg)"

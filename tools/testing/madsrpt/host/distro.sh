@@ -10,7 +10,7 @@
 #            installed, and an initramfs that loads the modules the VM
 #            needs to reach its root (9p over virtio, overlayfs) from that
 #            kernel's own modules
-#   package  make deb, then dkms (Debian's, with a private dkms tree)
+#   package  make deb (unless that version is built), then dkms (Debian's, with a private dkms tree)
 #            adds and builds the package's source for that kernel here on
 #            the host, as a dkms tarball with the built modules: inside a
 #            TCG guest the build would take far longer.  The guest's
@@ -86,9 +86,10 @@ prepare() {
 package() {
 	local krel ver src tree
 	krel=$(cat "$dir/kernelrelease")
-	"$here/deb.sh" build >/dev/null
-	deb=$(ls "$MS_BUILD"/deb/ib-mad-srpt-dkms_*_all.deb)
-	ver=$(dpkg-deb -f "$deb" Version)
+	# make deb once per version (the test has just run it).
+	ver=$("$here/deb.sh" version)
+	deb=$MS_BUILD/deb/ib-mad-srpt-dkms_${ver}_all.deb
+	[ -f "$deb" ] || "$here/deb.sh" build >/dev/null
 	if [ -f "$dir/ib-mad-srpt-$ver.dkms.tar.gz" ]; then
 		echo "distro: ib-mad-srpt $ver already built for $krel"
 		return 0
