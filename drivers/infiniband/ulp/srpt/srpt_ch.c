@@ -352,6 +352,32 @@ void srpt_ch_fatal(struct srpt_rdma_ch *ch)
 }
 
 /**
+ * srpt_ch_send_failed - close a channel whose send queue failed
+ * @ch: the channel.
+ * @wc: the completion of a send-side work request, not successful.
+ * @what: what the work request was, for the log.
+ *
+ * A send-side error (an R_Key the initiator never registered, retries
+ * exceeded) moves the QP to the error state; unless something closes the
+ * channel it stays LIVE, holding its session, until the initiator logs in
+ * again. A flush on a channel still LIVE means the same: the failed work
+ * request may have been an unsignaled RDMA WRITE chained in front of a
+ * response, whose error completion carries no cqe and never reaches
+ * ib_srpt. Flushes once the channel is being closed are expected.
+ *
+ * Context: any context; takes @ch->lock.
+ */
+void srpt_ch_send_failed(struct srpt_rdma_ch *ch, const struct ib_wc *wc,
+			 const char *what)
+{
+	if (wc->status == IB_WC_WR_FLUSH_ERR && READ_ONCE(ch->state) != CH_LIVE)
+		return;
+	pr_info_ratelimited("%s: %s failed with status %s, closing the channel\n",
+			    ch->sess_name, what, ib_wc_status_msg(wc->status));
+	srpt_ch_fatal(ch);
+}
+
+/**
  * srpt_qp_event - QP asynchronous event callback
  * @event: the event.
  * @ptr: the channel.

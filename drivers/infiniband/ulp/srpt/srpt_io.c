@@ -895,8 +895,8 @@ void srpt_process_wait_list(struct srpt_rdma_ch *ch)
  * @wc: the completion.
  *
  * Runs in the CQ context, the only place the wait list may be walked, so it
- * processes the IUs that arrived before the RTU. A flushed write means the
- * channel is closing and there is nothing to do.
+ * processes the IUs that arrived before the RTU. A failed write closes the
+ * channel, unless it is a flush of a channel already closing.
  *
  * Context: CQ context.
  */
@@ -906,4 +906,6 @@ void srpt_zerolength_write_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (wc->status == IB_WC_SUCCESS)
 		srpt_process_wait_list(ch);
+	else
+		srpt_ch_send_failed(ch, wc, "the channel's first RDMA WRITE");
 }

@@ -1524,6 +1524,64 @@ static void srpt_test_dreq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, h->sends, 1);
 }
 
+/* ------------------------------------------------------------------ */
+/* Send-side errors                                                   */
+/* ------------------------------------------------------------------ */
+
+struct send_err_case {
+	const char *name;
+	enum ib_wc_status status;
+	enum srpt_ch_state state;
+	bool closes;
+};
+
+static const struct send_err_case send_err_cases[] = {
+	{ "success", IB_WC_SUCCESS, CH_LIVE, false },
+	{ "bad R_Key", IB_WC_REM_ACCESS_ERR, CH_LIVE, true },
+	{ "retries exceeded", IB_WC_RETRY_EXC_ERR, CH_LIVE, true },
+	/* An unsignaled RDMA WRITE failed before: only its flush reaches us. */
+	{ "flushed on a live channel", IB_WC_WR_FLUSH_ERR, CH_LIVE, true },
+	{ "error while disconnecting", IB_WC_REM_ACCESS_ERR, CH_DISCONNECTING,
+	  true },
+	{ "flushed while disconnecting", IB_WC_WR_FLUSH_ERR, CH_DISCONNECTING,
+	  false },
+	{ "flushed while draining", IB_WC_WR_FLUSH_ERR, CH_DRAINING, false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(send_err, send_err_cases, name);
+
+/*
+ * A response whose send failed leaves the QP in the error state: the
+ * channel must be closed like after any fatal error, so that its session
+ * goes away; flushes of a channel already closing change nothing.
+ */
+static void srpt_test_send_error(struct kunit *test)
+{
+	const struct send_err_case *c = test->param_value;
+	struct srpt_send_ioctx *ioctx;
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+	struct ib_wc wc = { .status = c->status };
+
+	ch = fake_ch(test, &h);
+	ioctx = kunit_kzalloc(test, sizeof(*ioctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ioctx);
+	ioctx->ioctx.buf = kunit_kzalloc(test, SRPT_MAX_RSP_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ioctx->ioctx.buf);
+	ioctx->ch = ch;
+	srpt_send_local_tmf_rsp(ch, ioctx, SRPT_TMF_COMPLETE, 9);
+	KUNIT_ASSERT_EQ(test, h->sends, 1);
+	srpt_set_ch_state(ch, c->state);
+	wc.wr_cqe = &ioctx->ioctx.cqe;
+	wc.qp = &h->qp;
+
+	mutex_lock(&ch->sport->mutex);
+	srpt_send_done(NULL, &wc);
+	KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_DONE);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 8);
+	KUNIT_EXPECT_EQ(test, fatal_queued(test, ch), c->closes);
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -1551,6 +1609,7 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE(srpt_test_credits),
 	KUNIT_CASE(srpt_test_credits_returned),
 	KUNIT_CASE_PARAM(srpt_test_dreq, dreq_gen_params),
+	KUNIT_CASE_PARAM(srpt_test_send_error, send_err_gen_params),
 	{}
 };
 

@@ -584,6 +584,8 @@ int srpt_ch_qp_rtr(struct srpt_rdma_ch *ch, struct ib_qp *qp);
 int srpt_ch_qp_rts(struct srpt_rdma_ch *ch, struct ib_qp *qp);
 bool srpt_close_ch(struct srpt_rdma_ch *ch);
 void srpt_ch_fatal(struct srpt_rdma_ch *ch);
+void srpt_ch_send_failed(struct srpt_rdma_ch *ch, const struct ib_wc *wc,
+			 const char *what);
 int srpt_disconnect_ch(struct srpt_rdma_ch *ch);
 bool srpt_end_ch(struct srpt_rdma_ch *ch);
 void srpt_disconnect_ch_sync(struct srpt_rdma_ch *ch);

@@ -45,7 +45,8 @@ static void srpt_abort_cmd(struct srpt_send_ioctx *ioctx,
  *
  * The READs give their send queue slots back.  The command, which waits
  * for its data, goes on in LIO: executed, or failed with ABORTED COMMAND
- * sense when the transfer failed (a flush included).
+ * sense when the transfer failed (a flush included); a failed transfer
+ * also closes the channel, whose QP it left in the error state.
  *
  * Context: CQ context.
  */
@@ -63,10 +64,12 @@ static void srpt_rdma_read_done(struct ib_cq *cq, struct ib_wc *wc)
 			  ch->sess_name, ioctx->state);
 		return;
 	}
-	if (likely(wc->status == IB_WC_SUCCESS))
+	if (likely(wc->status == IB_WC_SUCCESS)) {
 		target_execute_cmd(&ioctx->cmd);
-	else
-		srpt_abort_cmd(ioctx, wc->status);
+		return;
+	}
+	srpt_ch_send_failed(ch, wc, "fetching write data");
+	srpt_abort_cmd(ioctx, wc->status);
 }
 
 static u32 srpt_take_credits(struct srpt_rdma_ch *ch)
@@ -247,7 +250,8 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_send_local_tmf_rsp);
  * @wc: the completion.
  *
  * Returns the send queue slots of the response and its data transfer, ends
- * the command and lets waiting IUs use the freed command context.
+ * the command and lets waiting IUs use the freed command context. A failed
+ * send closes the channel (srpt_ch_send_failed()).
  *
  * Context: CQ context.
  */
@@ -263,9 +267,8 @@ void srpt_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		     state != SRPT_STATE_MGMT_RSP_SENT);
 	atomic_add(1 + ioctx->n_rdma, &ch->sq_wr_avail);
 
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_info_ratelimited("%s: response send failed with status %d\n",
-				    ch->sess_name, wc->status);
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		srpt_ch_send_failed(ch, wc, "sending a response");
 	if (ioctx->local)
 		srpt_put_local_ioctx(ioctx);
 	else if (state != SRPT_STATE_DONE)
@@ -273,6 +276,7 @@ void srpt_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	srpt_process_wait_list(ch);
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_send_done);
 
 /**
  * srpt_write_pending - fetch the data of a write command

@@ -24,6 +24,9 @@
  *               direction contradicts a READ or WRITE CDB);
  *   read-short  reads into buffers larger than the data: the residual is
  *               reported and every byte past the data is left untouched;
+ *   bad-rkey    a READ and a WRITE whose descriptor has an R_Key we never
+ *               registered: the target's RDMA fails, and it must close
+ *               the channel within 8 s;
  *   credits     twice as many reads, then writes, as the target granted
  *               credits, at once: each gets an answer, or the target
  *               closes the channel;
@@ -1362,6 +1365,64 @@ static int case_cmd_direction(void)
 	return bad;
 }
 
+/*
+ * One command whose data descriptor names an R_Key we never registered:
+ * the target's RDMA WRITE (a READ) or RDMA READ (a WRITE) fails with a
+ * remote access error and its QP goes to the error state.  The channel
+ * cannot carry anything any more, so the target must close it (a DREQ,
+ * seen here as DISCONNECTED) within @RG_BAD_RKEY_MS, releasing the
+ * session; whether an SRP_RSP still arrives does not matter.
+ */
+#define RG_BAD_RKEY_MS	8000
+
+static int rg_bad_rkey(uint8_t op, const char *what)
+{
+	uint8_t iu[CMD_LEN + DESC_LEN], cdb[10];
+	struct rg r;
+	double t0, end;
+	int bad = 0;
+
+	if (rg_login(&r, false))
+		return 1;
+	cdb_rw10(cdb, op, RG_LBA + 16, 8);
+	rg_cmd(&r, iu, cdb, 10);
+	if (op == 0x28) {
+		iu[CMD_BUF_FMT] = SRP_DESC_DIRECT;
+		iu[CMD_IN_CNT] = 1;
+	} else {
+		iu[CMD_BUF_FMT] = SRP_DESC_DIRECT << 4;
+		iu[CMD_OUT_CNT] = 1;
+	}
+	rg_desc(&r, iu + CMD_LEN, data_buf(), 8 * 512);
+	/* Another PD's key or none at all: the target's access must fail. */
+	put_be32(iu + CMD_LEN + 8, r.mr->rkey ^ 0x5a5a5a00);
+	if (rg_send(&r, iu, sizeof(iu))) {
+		rg_close(&r);
+		return fail("%s: posting the IU failed", what);
+	}
+	t0 = now_ms();
+	end = t0 + RG_BAD_RKEY_MS;
+	while (!r.closed && now_ms() < end)
+		rg_pump(&r, 100);
+	note("%s: channel %s after %.1f s, %u responses", what,
+	     r.closed ? "closed by the target" : "still open",
+	     (now_ms() - t0) / 1000, r.n_rsp);
+	if (!r.closed)
+		bad = fail("%s: the target did not close the channel within %d s",
+			   what, RG_BAD_RKEY_MS / 1000);
+	rg_close(&r);
+	return bad;
+}
+
+static int case_bad_rkey(void)
+{
+	int bad = 0;
+
+	bad |= rg_bad_rkey(0x28, "READ(10) into a buffer with a bad R_Key");
+	bad |= rg_bad_rkey(0x2a, "WRITE(10) from a buffer with a bad R_Key");
+	return bad;
+}
+
 /* ---- credits, task management, disconnects -------------------------------- */
 
 /*
@@ -1688,6 +1749,7 @@ static const struct rg_case rg_cases[] = {
 	{ "cmd-imm", case_cmd_imm },
 	{ "cmd-direction", case_cmd_direction },
 	{ "read-short", case_read_short },
+	{ "bad-rkey", case_bad_rkey },
 	{ "credits", case_credits },
 	{ "tmf", case_tmf },
 	{ "dreq-flood", case_dreq_flood },
