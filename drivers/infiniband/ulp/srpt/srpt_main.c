@@ -26,7 +26,7 @@
 
 MODULE_AUTHOR("ib-mad-srpt project");
 MODULE_DESCRIPTION("SCSI RDMA Protocol target driver");
-MODULE_LICENSE("Dual BSD/GPL");
+MODULE_LICENSE("GPL");
 
 unsigned int srp_max_req_size = SRPT_DEF_REQ_SIZE;
 EXPORT_SYMBOL_IF_KUNIT(srp_max_req_size);

@@ -24,7 +24,7 @@ if ! out=$(ms_build_prog srp_rogue 2>&1); then
 fi
 mapfile -t cases < <($prog list)
 
-tap_plan $((9 + ${#cases[@]}))
+tap_plan $((10 + ${#cases[@]}))
 tap_ok "build progs/srp_rogue.c (${#cases[@]} cases, $rounds round(s) each)"
 ms_srpt_loopback $addr
 acl=0x0000000000000000${gid:16}
@@ -96,5 +96,9 @@ rogue_gone() {
 tap_check "the rogue holds no channel any more" ms_wait 30 rogue_gone
 tap_check "ib_srp logs out" ms_srp_logout
 tap_check "target torn down through configfs" ms_srpt_teardown $wwn
+# Our files are GPL-2.0-only (their SPDX lines): the module must say so.
+license=$(modinfo -F license ib_srpt)
+tap_check "ib_srpt's license is GPL, as its SPDX lines (got: $license)" \
+	[ "$license" = GPL ]
 tap_check "ib_srpt and ib_srp unload" modprobe -r ib_srp ib_srpt
 tap_done
