@@ -21,6 +21,7 @@
 #include <linux/kernel.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/unaligned.h>
 #include <scsi/scsi_common.h>
 #include <scsi/scsi_proto.h>
 #include <scsi/scsi_tcq.h>
@@ -402,20 +403,50 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 	return TCM_NO_SENSE;
 }
 
+/* The direction of a 32-byte CDB's data, by its service action. */
+static enum dma_data_direction srpt_cdb32_dir(const u8 *cdb)
+{
+	switch (get_unaligned_be16(&cdb[8])) {
+	case READ_32:
+		return DMA_FROM_DEVICE;
+	case WRITE_32:
+	case WRITE_VERIFY_32:
+	case WRITE_SAME_32:
+	case VERIFY_32:
+		return DMA_TO_DEVICE;
+	default:
+		return DMA_BIDIRECTIONAL;
+	}
+}
+
 /*
- * LIO moves the data of READ and WRITE in the direction the fabric gives,
- * whatever the CDB says: a READ whose SRP_CMD carries a data-out buffer
- * would write that buffer to the medium. Such descriptors contradict the
- * CDB and are refused.
+ * The direction SBC and SPC give the data of the commands LIO implements:
+ * DMA_TO_DEVICE or DMA_FROM_DEVICE, DMA_BIDIRECTIONAL when it is not ours
+ * to check (unknown opcodes, which LIO rejects on its own). A command with
+ * no data in one direction (VERIFY without BYTCHK, WRITE SAME with NDOB)
+ * still has none in the other.
  */
-static bool srpt_dir_fits_cdb(const u8 *cdb, enum dma_data_direction dir)
+static enum dma_data_direction srpt_cdb_dir(const u8 *cdb)
 {
 	switch (cdb[0]) {
 	case READ_6:
 	case READ_10:
 	case READ_12:
 	case READ_16:
-		return dir != DMA_TO_DEVICE;
+	case INQUIRY:
+	case REQUEST_SENSE:
+	case MODE_SENSE:
+	case MODE_SENSE_10:
+	case LOG_SENSE:
+	case READ_CAPACITY:
+	case SERVICE_ACTION_IN_16:
+	case REPORT_LUNS:
+	case PERSISTENT_RESERVE_IN:
+	case RECEIVE_DIAGNOSTIC:
+	case READ_BUFFER:
+	case RECEIVE_COPY_RESULTS:
+	case MAINTENANCE_IN:
+		return DMA_FROM_DEVICE;
 	case WRITE_6:
 	case WRITE_10:
 	case WRITE_12:
@@ -423,11 +454,55 @@ static bool srpt_dir_fits_cdb(const u8 *cdb, enum dma_data_direction dir)
 	case WRITE_VERIFY:
 	case WRITE_VERIFY_12:
 	case WRITE_VERIFY_16:
+	case COMPARE_AND_WRITE:
+	case WRITE_SAME:
+	case WRITE_SAME_16:
+	case UNMAP:
+	case VERIFY:
+	case VERIFY_12:
+	case VERIFY_16:
+	case MODE_SELECT:
+	case MODE_SELECT_10:
+	case PERSISTENT_RESERVE_OUT:
+	case SEND_DIAGNOSTIC:
+	case WRITE_BUFFER:
+	case EXTENDED_COPY:
+	case MAINTENANCE_OUT:
+		return DMA_TO_DEVICE;
+	case VARIABLE_LENGTH_CMD:
+		return srpt_cdb32_dir(cdb);
+	default:
+		return DMA_BIDIRECTIONAL;
+	}
+}
+
+/**
+ * srpt_dir_fits_cdb - whether an SRP_CMD's descriptors fit its CDB
+ * @cdb: the CDB (the first 16 bytes are enough).
+ * @dir: the direction of the SRP_CMD's data descriptors.
+ *
+ * LIO moves the data in the direction the fabric gives, whatever the CDB
+ * says: a READ whose SRP_CMD carries a data-out buffer would write that
+ * buffer to the medium, a COMPARE AND WRITE with a data-in buffer would
+ * compare stale memory, a WRITE SAME with one would write zeroes. Such
+ * descriptors contradict the CDB and are refused.
+ *
+ * Context: any context.
+ * Return: false if @dir is the opposite of the CDB's data direction.
+ */
+VISIBLE_IF_KUNIT bool srpt_dir_fits_cdb(const u8 *cdb,
+					enum dma_data_direction dir)
+{
+	switch (srpt_cdb_dir(cdb)) {
+	case DMA_FROM_DEVICE:
+		return dir != DMA_TO_DEVICE;
+	case DMA_TO_DEVICE:
 		return dir != DMA_FROM_DEVICE;
 	default:
 		return true;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_dir_fits_cdb);
 
 /**
  * srpt_get_desc_tbl - parse an SRP_CMD's descriptors, take its immediate data

@@ -10,6 +10,7 @@
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/unaligned.h>
+#include <scsi/scsi_proto.h>
 #include <scsi/srp.h>
 #include <target/target_core_base.h>
 
@@ -1525,7 +1526,7 @@ static void srpt_test_dreq(struct kunit *test)
 }
 
 /* ------------------------------------------------------------------ */
-/* Send-side errors                                                   */
+/* Send-side errors, data directions                                  */
 /* ------------------------------------------------------------------ */
 
 struct send_err_case {
@@ -1582,6 +1583,60 @@ static void srpt_test_send_error(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fatal_queued(test, ch), c->closes);
 }
 
+struct dir_case {
+	const char *name;
+	u8 cdb[16];
+	enum dma_data_direction dir;
+	bool fits;
+};
+
+static const struct dir_case dir_cases[] = {
+	{ "READ(10) in", { READ_10 }, DMA_FROM_DEVICE, true },
+	{ "READ(10) out", { READ_10 }, DMA_TO_DEVICE, false },
+	{ "READ(16) out", { READ_16 }, DMA_TO_DEVICE, false },
+	{ "WRITE(10) out", { WRITE_10 }, DMA_TO_DEVICE, true },
+	{ "WRITE(10) in", { WRITE_10 }, DMA_FROM_DEVICE, false },
+	{ "WRITE VERIFY in", { WRITE_VERIFY }, DMA_FROM_DEVICE, false },
+	{ "COMPARE AND WRITE out", { COMPARE_AND_WRITE }, DMA_TO_DEVICE,
+	  true },
+	{ "COMPARE AND WRITE in", { COMPARE_AND_WRITE }, DMA_FROM_DEVICE,
+	  false },
+	{ "WRITE SAME(10) in", { WRITE_SAME }, DMA_FROM_DEVICE, false },
+	{ "WRITE SAME(16) in", { WRITE_SAME_16 }, DMA_FROM_DEVICE, false },
+	{ "WRITE SAME(32) in",
+	  { VARIABLE_LENGTH_CMD, [7] = 0x18, [9] = WRITE_SAME_32 },
+	  DMA_FROM_DEVICE, false },
+	{ "WRITE SAME(16) without data", { WRITE_SAME_16 }, DMA_NONE, true },
+	{ "UNMAP in", { UNMAP }, DMA_FROM_DEVICE, false },
+	{ "VERIFY(16) in", { VERIFY_16 }, DMA_FROM_DEVICE, false },
+	{ "MODE SELECT(10) in", { MODE_SELECT_10 }, DMA_FROM_DEVICE, false },
+	{ "PERSISTENT RESERVE OUT in", { PERSISTENT_RESERVE_OUT },
+	  DMA_FROM_DEVICE, false },
+	{ "INQUIRY in", { INQUIRY }, DMA_FROM_DEVICE, true },
+	{ "INQUIRY out", { INQUIRY }, DMA_TO_DEVICE, false },
+	{ "READ CAPACITY(16) out", { SERVICE_ACTION_IN_16, 0x10 },
+	  DMA_TO_DEVICE, false },
+	{ "REPORT LUNS out", { REPORT_LUNS }, DMA_TO_DEVICE, false },
+	{ "MODE SENSE(10) out", { MODE_SENSE_10 }, DMA_TO_DEVICE, false },
+	{ "TEST UNIT READY", { TEST_UNIT_READY }, DMA_NONE, true },
+	/* What LIO rejects on its own is left to LIO. */
+	{ "unknown opcode out", { 0xc5 }, DMA_TO_DEVICE, true },
+};
+
+KUNIT_ARRAY_PARAM_DESC(dir, dir_cases, name);
+
+/*
+ * LIO moves data in the direction the fabric gives: any CDB whose
+ * direction contradicts the descriptors' must be refused, not only
+ * READ and WRITE.
+ */
+static void srpt_test_dir_fits_cdb(struct kunit *test)
+{
+	const struct dir_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, srpt_dir_fits_cdb(c->cdb, c->dir), c->fits);
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -1610,6 +1665,7 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE(srpt_test_credits_returned),
 	KUNIT_CASE_PARAM(srpt_test_dreq, dreq_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_send_error, send_err_gen_params),
+	KUNIT_CASE_PARAM(srpt_test_dir_fits_cdb, dir_gen_params),
 	{}
 };
 

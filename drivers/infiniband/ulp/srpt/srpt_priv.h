@@ -651,6 +651,7 @@ int srpt_iu_opcode(const void *iu, u32 len);
 bool srpt_charge_credit(struct srpt_rdma_ch *ch, int opcode);
 void srpt_qp_event(struct ib_event *event, void *ptr);
 int srpt_send_cm_drep(struct srpt_rdma_ch *ch);
+bool srpt_dir_fits_cdb(const u8 *cdb, enum dma_data_direction dir);
 #endif
 
 /* srpt_lio.c */
