@@ -501,10 +501,11 @@ static int srpt_ch_qp_modify_cm(struct srpt_rdma_ch *ch, struct ib_qp *qp,
 	ret = ib_cm_init_qp_attr(ch->ib_cm_id, &attr, &mask);
 	if (ret)
 		return ret;
+	/* What the REP says, which the CM's values may exceed. */
 	if (state == IB_QPS_RTR)
-		attr.max_dest_rd_atomic = SRPT_RD_ATOMIC;
+		attr.max_dest_rd_atomic = ch->rd_resp;
 	else
-		attr.max_rd_atomic = SRPT_RD_ATOMIC;
+		attr.max_rd_atomic = ch->rd_init;
 	return ib_modify_qp(qp, &attr, mask);
 }
 

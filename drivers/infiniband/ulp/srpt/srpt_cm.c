@@ -44,6 +44,10 @@ static atomic_t srpt_next_cid = ATOMIC_INIT(0);
  * @rdma_cm_id: RDMA/CM id, or NULL.
  * @req: the SRP_LOGIN_REQ.
  * @pkey: partition of the connection.
+ * @resp_res: RDMA READs the REQ lets the initiator have outstanding
+ *	towards us (the CM's responder_resources, seen from our side).
+ * @init_depth: RDMA READs the REQ lets us have outstanding towards the
+ *	initiator (the CM's initiator_depth, seen from our side).
  * @src_name: initiator port GUID (IB CM) or IP address (RDMA/CM).
  * @id_name: initiator port id as "0x" and 32 hex digits.
  * @port_name: the RDMA device and port, "<device>-<port>", for the log.
@@ -61,6 +65,8 @@ struct srpt_login {
 	struct rdma_cm_id		*rdma_cm_id;
 	const struct srp_login_req	*req;
 	u16				pkey;
+	u8				resp_res;
+	u8				init_depth;
 	char				src_name[64];
 	char				id_name[40];
 	char				port_name[IB_DEVICE_NAME_MAX + 12];
@@ -340,6 +346,26 @@ static void srpt_ch_free_login(struct srpt_rdma_ch *ch)
 	kfree(ch);
 }
 
+/**
+ * srpt_rd_atomic_depth - RDMA READ depth of one direction of a channel
+ * @offered: what the initiator's REQ allows in that direction, as the CM
+ *	reports it from our side (responder resources or initiator depth).
+ * @dev_max: the device's limit in that direction (max_qp_rd_atom or
+ *	max_qp_init_rd_atom).
+ *
+ * The REP may not promise more than the REQ offered (IBA 12.7.29, 12.7.30)
+ * nor more than the HCA holds; ib_srpt never needs more than
+ * %SRPT_RD_ATOMIC.
+ *
+ * Context: any context.
+ * Return: the depth for the REP and for the QP's RTR or RTS attributes.
+ */
+VISIBLE_IF_KUNIT u8 srpt_rd_atomic_depth(u8 offered, int dev_max)
+{
+	return clamp(dev_max, 0, (int)min_t(u8, offered, SRPT_RD_ATOMIC));
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_rd_atomic_depth);
+
 /*
  * Build the channel of a validated login, up to and including its session.
  * Returns 0 with the channel in *@chp, or the reject reason.
@@ -361,6 +387,9 @@ static u32 srpt_ch_build(struct srpt_login *lg, struct srp_login_rsp *rsp,
 	ch->rq_size = min_t(u32, SRPT_MAX_RQ_SIZE, attrs->max_qp_wr);
 	ch->max_rsp_size = lg->attrib.srp_max_rsp_size;
 	ch->max_ti_iu_len = ch->max_rsp_size;
+	ch->rd_resp = srpt_rd_atomic_depth(lg->resp_res, attrs->max_qp_rd_atom);
+	ch->rd_init = srpt_rd_atomic_depth(lg->init_depth,
+					   attrs->max_qp_init_rd_atom);
 	strscpy(ch->sess_name, lg->src_name, sizeof(ch->sess_name));
 	ch->id = atomic_inc_return(&srpt_next_cid);
 	ch->use_srq = lg->attrib.use_srq && !srpt_get_srq(lg->sdev);
@@ -450,8 +479,8 @@ static int srpt_ib_cm_accept(struct srpt_rdma_ch *ch, struct srp_login_rsp *rsp)
 		.qp_num = ch->qp->qp_num,
 		.private_data = rsp,
 		.private_data_len = sizeof(*rsp),
-		.responder_resources = SRPT_RD_ATOMIC,
-		.initiator_depth = SRPT_RD_ATOMIC,
+		.responder_resources = ch->rd_resp,
+		.initiator_depth = ch->rd_init,
 		.flow_control = 1,
 		.rnr_retry_count = 7,
 		.srq = ch->use_srq,
@@ -484,8 +513,8 @@ static int srpt_ch_accept(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 		struct rdma_conn_param cp = {
 			.private_data = rsp,
 			.private_data_len = sizeof(*rsp),
-			.responder_resources = SRPT_RD_ATOMIC,
-			.initiator_depth = SRPT_RD_ATOMIC,
+			.responder_resources = ch->rd_resp,
+			.initiator_depth = ch->rd_init,
 			.flow_control = 1,
 			.rnr_retry_count = 7,
 		};
@@ -653,6 +682,8 @@ static int srpt_ib_cm_req_recv(struct ib_cm_id *cm_id,
 		.ib_cm_id = cm_id,
 		.req = private_data,
 		.pkey = be16_to_cpu(param->primary_path->pkey),
+		.resp_res = param->responder_resources,
+		.init_depth = param->initiator_depth,
 	};
 	u32 reason = 0;
 
@@ -702,6 +733,8 @@ static int srpt_rdma_cm_req_recv(struct rdma_cm_id *cm_id,
 		.rdma_cm_id = cm_id,
 		.req = &req,
 		.pkey = path ? be16_to_cpu(path->pkey) : 0xffff,
+		.resp_res = event->param.conn.responder_resources,
+		.init_depth = event->param.conn.initiator_depth,
 	};
 	u32 reason = 0;
 	int ret;

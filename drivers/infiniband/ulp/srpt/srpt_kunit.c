@@ -1526,7 +1526,7 @@ static void srpt_test_dreq(struct kunit *test)
 }
 
 /* ------------------------------------------------------------------ */
-/* Send-side errors, data directions                                  */
+/* Send-side errors, data directions, RDMA READ depths                 */
 /* ------------------------------------------------------------------ */
 
 struct send_err_case {
@@ -1637,6 +1637,23 @@ static void srpt_test_dir_fits_cdb(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, srpt_dir_fits_cdb(c->cdb, c->dir), c->fits);
 }
 
+/*
+ * The REP's responder resources and initiator depth, and with them the
+ * QP's RTR and RTS attributes, never exceed what the REQ offered, what
+ * the HCA holds, or ib_srpt's own maximum.
+ */
+static void srpt_test_rd_atomic(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, srpt_rd_atomic_depth(8, 16), SRPT_RD_ATOMIC);
+	KUNIT_EXPECT_EQ(test, srpt_rd_atomic_depth(1, 16), 1);
+	KUNIT_EXPECT_EQ(test, srpt_rd_atomic_depth(0, 16), 0);
+	KUNIT_EXPECT_EQ(test, srpt_rd_atomic_depth(8, 2), 2);
+	KUNIT_EXPECT_EQ(test, srpt_rd_atomic_depth(3, 2), 2);
+	KUNIT_EXPECT_EQ(test, srpt_rd_atomic_depth(255, 0), 0);
+	KUNIT_EXPECT_EQ(test, srpt_rd_atomic_depth(SRPT_RD_ATOMIC, 128),
+			SRPT_RD_ATOMIC);
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -1666,6 +1683,7 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_dreq, dreq_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_send_error, send_err_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_dir_fits_cdb, dir_gen_params),
+	KUNIT_CASE(srpt_test_rd_atomic),
 	{}
 };
 

@@ -283,6 +283,10 @@ enum srpt_ch_state {
  * @release_work: runs srpt_release_channel_work().
  * @fatal_work: closes the channel after a fatal QP event or a failed
  *	receive, see srpt_ch_fatal().
+ * @rd_resp: RDMA READs the initiator may have outstanding towards us: the
+ *	REP's responder resources and the QP's max_dest_rd_atomic.
+ * @rd_init: RDMA READs we may have outstanding towards the initiator: the
+ *	REP's initiator depth and the QP's max_rd_atomic.
  * @cmds_by_fmt: SRP_CMDs accepted, by the format of their data descriptor
  *	(SRP_NO_DATA_DESC ... SRP_DATA_DESC_IMM); written only from the CQ
  *	context, read by the ACL's info attribute.
@@ -308,6 +312,8 @@ struct srpt_rdma_ch {
 	atomic_t		req_lim;
 	atomic_t		req_lim_delta;
 	u16			imm_data_offset;
+	u8			rd_resp;
+	u8			rd_init;
 	spinlock_t		lock;	/* protects @state */
 	enum srpt_ch_state	state;
 	bool			using_rdma_cm;
@@ -652,6 +658,7 @@ bool srpt_charge_credit(struct srpt_rdma_ch *ch, int opcode);
 void srpt_qp_event(struct ib_event *event, void *ptr);
 int srpt_send_cm_drep(struct srpt_rdma_ch *ch);
 bool srpt_dir_fits_cdb(const u8 *cdb, enum dma_data_direction dir);
+u8 srpt_rd_atomic_depth(u8 offered, int dev_max);
 #endif
 
 /* srpt_lio.c */
