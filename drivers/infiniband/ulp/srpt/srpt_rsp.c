@@ -251,7 +251,8 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_send_local_tmf_rsp);
  *
  * Returns the send queue slots of the response and its data transfer, ends
  * the command and lets waiting IUs use the freed command context. A failed
- * send closes the channel (srpt_ch_send_failed()).
+ * send closes the channel (srpt_ch_send_failed()). Nothing but the channel,
+ * under a reference of its own, is touched once the command is freed.
  *
  * Context: CQ context.
  */
@@ -269,12 +270,25 @@ void srpt_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (unlikely(wc->status != IB_WC_SUCCESS))
 		srpt_ch_send_failed(ch, wc, "sending a response");
+
+	/*
+	 * Freeing the command may drop the last command reference the release
+	 * work waits for (target_wait_for_sess_cmds()), and the release work
+	 * then frees the session, the rings and the channel. The channel
+	 * reference taken here keeps the channel itself; the rest is only
+	 * touched if no release has started: one already running has moved
+	 * the channel to DISCONNECTED, and one not yet scheduled is scheduled
+	 * from this CQ (srpt_drain_done()), after this callback.
+	 */
+	kref_get(&ch->kref);
 	if (ioctx->local)
 		srpt_put_local_ioctx(ioctx);
 	else if (state != SRPT_STATE_DONE)
 		transport_generic_free_cmd(&ioctx->cmd, 0);
-
-	srpt_process_wait_list(ch);
+	/* Not @ioctx from here on: it may belong to a new command already. */
+	if (READ_ONCE(ch->state) < CH_DISCONNECTED)
+		srpt_process_wait_list(ch);
+	srpt_put_ch(ch);
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_send_done);
 
