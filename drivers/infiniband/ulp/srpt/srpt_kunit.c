@@ -10,6 +10,7 @@
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/unaligned.h>
+#include <rdma/ib_mad.h>
 #include <scsi/scsi_proto.h>
 #include <scsi/srp.h>
 #include <target/target_core_base.h>
@@ -1654,6 +1655,54 @@ static void srpt_test_rd_atomic(struct kunit *test)
 			SRPT_RD_ATOMIC);
 }
 
+/* The fake HCA's modify_port(): remembers the capability bits asked. */
+static u32 fake_cap_set, fake_cap_clr;
+
+static int fake_modify_port(struct ib_device *dev, u32 port, int mask,
+			    struct ib_port_modify *pm)
+{
+	fake_cap_set |= pm->set_port_cap_mask;
+	fake_cap_clr |= pm->clr_port_cap_mask;
+	return 0;
+}
+
+/*
+ * A port refresh (after a port event, an SM change, a client reset) sets
+ * IsDeviceManagementSupported again even though the DM agent exists: the
+ * event may have cleared the bit, and without it the SM's DM queries never
+ * find the target. A port without MADs is left alone.
+ */
+static void srpt_test_dm_cap_refresh(struct kunit *test)
+{
+	struct ib_mad_agent *agent;
+	struct srpt_rdma_ch *ch;
+	struct srpt_port *sport;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	sport = ch->sport;
+	agent = kunit_kzalloc(test, sizeof(*agent), GFP_KERNEL);
+	h->dev.port_data = kunit_kcalloc(test, 2, sizeof(*h->dev.port_data),
+					 GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, agent);
+	KUNIT_ASSERT_NOT_NULL(test, h->dev.port_data);
+	h->dev.phys_port_cnt = 1;
+	h->dev.ops.modify_port = fake_modify_port;
+	sport->mad_agent = agent;
+
+	fake_cap_set = 0;
+	fake_cap_clr = 0;
+	srpt_port_enable_dm(sport);
+	KUNIT_EXPECT_EQ(test, fake_cap_set | fake_cap_clr, 0);
+
+	h->dev.port_data[1].immutable.core_cap_flags = RDMA_CORE_CAP_IB_MAD;
+	srpt_port_enable_dm(sport);
+	KUNIT_EXPECT_TRUE(test, fake_cap_set & IB_PORT_DEVICE_MGMT_SUP);
+	KUNIT_EXPECT_FALSE(test, fake_cap_clr & IB_PORT_DEVICE_MGMT_SUP);
+	KUNIT_EXPECT_PTR_EQ(test, sport->mad_agent, agent);
+	sport->mad_agent = NULL;
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -1684,6 +1733,7 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_send_error, send_err_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_dir_fits_cdb, dir_gen_params),
 	KUNIT_CASE(srpt_test_rd_atomic),
+	KUNIT_CASE(srpt_test_dm_cap_refresh),
 	{}
 };
 

@@ -337,7 +337,7 @@ free_recv:
 	ib_free_recv_mad(mad_wc);
 }
 
-static void srpt_dm_cap(struct srpt_port *sport, bool set)
+static int srpt_dm_cap(struct srpt_port *sport, bool set)
 {
 	struct ib_port_modify pm = {};
 
@@ -345,9 +345,7 @@ static void srpt_dm_cap(struct srpt_port *sport, bool set)
 		pm.set_port_cap_mask = IB_PORT_DEVICE_MGMT_SUP;
 	else
 		pm.clr_port_cap_mask = IB_PORT_DEVICE_MGMT_SUP;
-	if (ib_modify_port(sport->sdev->device, sport->port, 0, &pm) && set)
-		pr_warn("%s-%u: cannot advertise device management\n",
-			dev_name(&sport->sdev->device->dev), sport->port);
+	return ib_modify_port(sport->sdev->device, sport->port, 0, &pm);
 }
 
 static int srpt_register_dm_agent(struct srpt_port *sport)
@@ -371,13 +369,50 @@ static int srpt_register_dm_agent(struct srpt_port *sport)
 }
 
 /**
+ * srpt_port_enable_dm - advertise and answer Device Management on a port
+ * @sport: the port.
+ *
+ * On a port with a MAD interface, sets the IsDeviceManagementSupported
+ * capability and registers the DM agent if that has not been done yet.
+ * The capability is set on every call, the agent's port included: what
+ * made the port be refreshed (a port reset, a client reset, an SM change)
+ * may have cleared it, and without it the SM's DM queries never find the
+ * target. Failing to (SR-IOV virtual functions cannot) is logged, not an
+ * error.
+ *
+ * Context: process context; may sleep.
+ */
+VISIBLE_IF_KUNIT void srpt_port_enable_dm(struct srpt_port *sport)
+{
+	struct ib_device *dev = sport->sdev->device;
+	int ret;
+
+	if (!rdma_cap_ib_mad(dev, sport->port))
+		return;
+
+	ret = srpt_dm_cap(sport, true);
+	/* A port that cannot take it was reported when its agent came. */
+	if (sport->mad_agent)
+		return;
+	if (ret)
+		pr_warn("%s-%u: cannot advertise device management (%d)\n",
+			dev_name(&dev->dev), sport->port, ret);
+	ret = srpt_register_dm_agent(sport);
+	if (ret) {
+		pr_warn("%s-%u: DM agent registration failed (%d)\n",
+			dev_name(&dev->dev), sport->port, ret);
+		srpt_dm_cap(sport, false);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_port_enable_dm);
+
+/**
  * srpt_refresh_port - (re)read a port's attributes and enable DM on it
  * @sport: the port.
  *
  * Caches LIDs and GID 0, derives the GUID and GID names configfs WWNs are
- * matched against and, on ports with a MAD interface, sets the
- * IsDeviceManagementSupported capability and registers the DM agent if that
- * has not been done yet. Failing to enable DM (SR-IOV virtual functions
+ * matched against and enables Device Management on the port
+ * (srpt_port_enable_dm()). Failing to enable DM (SR-IOV virtual functions
  * cannot) is logged but not an error: logins still work.
  *
  * Context: process context; may sleep. Safe to call repeatedly.
@@ -406,16 +441,7 @@ int srpt_refresh_port(struct srpt_port *sport)
 	srpt_format_id(sport->gid_name, sizeof(sport->gid_name), gid.raw);
 	mutex_unlock(&srpt_dev_mutex);
 
-	if (!rdma_cap_ib_mad(dev, sport->port) || sport->mad_agent)
-		return 0;
-
-	srpt_dm_cap(sport, true);
-	ret = srpt_register_dm_agent(sport);
-	if (ret) {
-		pr_warn("%s-%u: DM agent registration failed (%d)\n",
-			dev_name(&dev->dev), sport->port, ret);
-		srpt_dm_cap(sport, false);
-	}
+	srpt_port_enable_dm(sport);
 	return 0;
 }
 

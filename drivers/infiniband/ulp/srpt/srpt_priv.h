@@ -659,6 +659,7 @@ void srpt_qp_event(struct ib_event *event, void *ptr);
 int srpt_send_cm_drep(struct srpt_rdma_ch *ch);
 bool srpt_dir_fits_cdb(const u8 *cdb, enum dma_data_direction dir);
 u8 srpt_rd_atomic_depth(u8 offered, int dev_max);
+void srpt_port_enable_dm(struct srpt_port *sport);
 #endif
 
 /* srpt_lio.c */
