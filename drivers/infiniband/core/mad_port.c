@@ -228,6 +228,7 @@ void ib_mad_recv_refill(struct ib_mad_qp_info *qp_info)
 				     "MAD port %u: receive ring not refilled\n",
 				     port->port_num);
 }
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_refill);
 
 static void ib_mad_drain_recv_ring(struct ib_mad_qp_info *qp_info)
 {
@@ -787,6 +788,8 @@ static const char *const ib_mad_stat_names[IB_MAD_STAT_COUNT] = {
 	[IB_MAD_STAT_FC_BACKLOG] = "fc_backlog",
 	[IB_MAD_STAT_FC_BACKOFF] = "fc_backoffs",
 	[IB_MAD_STAT_FC_DROPPED] = "fc_dropped",
+	[IB_MAD_STAT_RECV_FLUSHED] = "recv_flushed",
+	[IB_MAD_STAT_SMI_RELAYED] = "relayed_smi",
 };
 
 static int ib_mad_stats_show(struct seq_file *m, void *unused)

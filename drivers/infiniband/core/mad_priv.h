@@ -459,6 +459,10 @@ struct ib_mad_qp_info {
  *	timeout (exponential backoff)
  * @IB_MAD_STAT_FC_DROPPED: requests whose deadline passed on a backlog:
  *	completed with IB_WC_RESP_TIMEOUT_ERR, never sent
+ * @IB_MAD_STAT_RECV_FLUSHED: receive buffers flushed (QP in the error
+ *	state, or the port closing); they are not replaced
+ * @IB_MAD_STAT_SMI_RELAYED: directed-route SMPs a switch sent on to their
+ *	next hop
  * @IB_MAD_STAT_COUNT: number of counters
  */
 enum ib_mad_stat {
@@ -480,6 +484,8 @@ enum ib_mad_stat {
 	IB_MAD_STAT_FC_BACKLOG,
 	IB_MAD_STAT_FC_BACKOFF,
 	IB_MAD_STAT_FC_DROPPED,
+	IB_MAD_STAT_RECV_FLUSHED,
+	IB_MAD_STAT_SMI_RELAYED,
 	IB_MAD_STAT_COUNT
 };
 
@@ -752,6 +758,7 @@ ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 struct ib_mad_agent_private *
 ib_mad_reply_agent_get(struct ib_mad_port_private *port, int qpn);
 unsigned int ib_mad_send_resp_wait_ms(struct ib_mad_send_wr_private *wr);
+void *ib_mad_recv_out_alloc(size_t size);
 extern unsigned int mad_rmpp_total_max_ms;
 extern unsigned int mad_rmpp_recv_wait_ms;
 #endif

@@ -6,6 +6,7 @@
  */
 
 #include <linux/slab.h>
+#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 #include <rdma/ib_cache.h>
 
@@ -78,13 +79,17 @@ static bool ib_mad_recv_setup(struct ib_mad_recv_priv *priv,
 	return true;
 }
 
-/*
- * Directed-route SMP on receive. Returns true if the SMP continues up the
- * stack, false if it was dropped or relayed (switches).
- */
-static bool ib_mad_recv_dr_smp(struct ib_mad_qp_info *qp_info,
-			       struct ib_mad_recv_priv *priv, u32 port_num,
-			       bool opa)
+/* What becomes of a directed-route SMP on receive. */
+enum ib_mad_recv_dr_fate {
+	IB_MAD_DR_DROP,		/* breaks the directed-route rules */
+	IB_MAD_DR_UP,		/* continues up the stack */
+	IB_MAD_DR_RELAYED,	/* a switch sent it on to its next hop */
+};
+
+/* Directed-route SMP on receive: apply the rules, relay it if it is due. */
+static enum ib_mad_recv_dr_fate
+ib_mad_recv_dr_smp(struct ib_mad_qp_info *qp_info,
+		   struct ib_mad_recv_priv *priv, u32 port_num, bool opa)
 {
 	struct ib_mad_port_private *port = qp_info->port_priv;
 	struct ib_device *dev = port->device;
@@ -101,28 +106,29 @@ static bool ib_mad_recv_dr_smp(struct ib_mad_qp_info *qp_info,
 			      route.hop_cnt);
 	if (ib_mad_smi_dr_recv(&route, is_switch, port_num,
 			       dev->phys_port_cnt) == IB_MAD_SMI_DISCARD)
-		return false;
+		return IB_MAD_DR_DROP;
 
 	switch (ib_mad_smi_dr_forward(&route)) {
 	case IB_MAD_SMI_LOCAL:
-		return true;
+		return IB_MAD_DR_UP;
 	case IB_MAD_SMI_SEND:
 		if (ib_mad_smi_dr_send(&route, is_switch, port_num) ==
 		    IB_MAD_SMI_DISCARD)
-			return false;
-		return ib_mad_smi_for_local_agent(&route, dev);
+			return IB_MAD_DR_DROP;
+		return ib_mad_smi_for_local_agent(&route, dev) ?
+		       IB_MAD_DR_UP : IB_MAD_DR_DROP;
 	case IB_MAD_SMI_FORWARD:
 		if (!is_switch)
-			return true;
+			return IB_MAD_DR_UP;
 		ib_mad_reply_send((const struct ib_mad_hdr *)priv->mad,
 				  &priv->grh, &priv->wc, dev,
 				  ib_mad_smi_fwd_port(&route),
 				  qp_info->qp->qp_num,
 				  opa_smp ? priv->recv_wc.mad_len :
 					    sizeof(struct ib_mad), opa_smp);
-		return false;
+		return IB_MAD_DR_RELAYED;
 	}
-	return false;
+	return IB_MAD_DR_DROP;
 }
 
 /* Answer an unclaimed Get or Set with "unsupported method/attribute". */
@@ -158,9 +164,25 @@ static void ib_mad_recv_unsupported(struct ib_mad_qp_info *qp_info,
 	kfree(out);
 }
 
+/**
+ * ib_mad_recv_out_alloc() - the buffer for the driver's answer to a MAD
+ * @size: the MAD size of the port
+ *
+ * Context: process context.
+ * Return: a zeroed buffer the caller kfree()s, or NULL.
+ */
+VISIBLE_IF_KUNIT void *ib_mad_recv_out_alloc(size_t size)
+{
+	KUNIT_STATIC_STUB_REDIRECT(ib_mad_recv_out_alloc, size);
+	return kzalloc(size, GFP_KERNEL);
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_recv_out_alloc);
+
 /*
  * Give the driver the first look at a MAD. Returns the process_mad()
- * result; IB_MAD_RESULT_SUCCESS alone means "continue as usual".
+ * result (IB_MAD_RESULT_SUCCESS alone means "continue as usual"), or
+ * -ENOMEM when there was no buffer for the driver's answer: the MAD must
+ * then be dropped, as the driver may have been the one to consume it.
  */
 static int ib_mad_recv_driver(struct ib_mad_qp_info *qp_info,
 			      struct ib_mad_recv_priv *priv, u32 port_num,
@@ -176,9 +198,9 @@ static int ib_mad_recv_driver(struct ib_mad_qp_info *qp_info,
 
 	if (!dev->ops.process_mad)
 		return IB_MAD_RESULT_SUCCESS;
-	out = kzalloc(priv->mad_size, GFP_KERNEL);
+	out = ib_mad_recv_out_alloc(priv->mad_size);
 	if (!out)
-		return IB_MAD_RESULT_FAILURE;
+		return -ENOMEM;
 	ret = dev->ops.process_mad(dev, 0, port->port_num, &wc, &priv->grh,
 				   (const struct ib_mad *)priv->mad, out,
 				   &out_size, &out_pkey_index);
@@ -282,12 +304,23 @@ static void ib_mad_recv_process(struct ib_mad_qp_info *qp_info,
 
 	if (rdma_cap_ib_switch(port->device))
 		port_num = priv->wc.port_num;
-	if (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
-	    !ib_mad_recv_dr_smp(qp_info, priv, port_num, opa)) {
-		ib_mad_stat_inc(port, IB_MAD_STAT_DROP_SMI);
-		goto out_free;
+	if (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		switch (ib_mad_recv_dr_smp(qp_info, priv, port_num, opa)) {
+		case IB_MAD_DR_UP:
+			break;
+		case IB_MAD_DR_RELAYED:
+			ib_mad_stat_inc(port, IB_MAD_STAT_SMI_RELAYED);
+			goto out_free;
+		case IB_MAD_DR_DROP:
+			ib_mad_stat_inc(port, IB_MAD_STAT_DROP_SMI);
+			goto out_free;
+		}
 	}
 	ret = ib_mad_recv_driver(qp_info, priv, port_num, opa);
+	if (ret < 0) {
+		ib_mad_stat_inc(port, IB_MAD_STAT_DROP_NOMEM);
+		goto out_free;
+	}
 	if ((ret & IB_MAD_RESULT_SUCCESS) &&
 	    (ret & (IB_MAD_RESULT_CONSUMED | IB_MAD_RESULT_REPLY)))
 		goto out_free;
@@ -321,8 +354,18 @@ void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool opa = rdma_cap_opa_mad(port->device, port->port_num);
 
 	ib_mad_recv_take(priv);
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		/*
+		 * The QP is in the error state (or closing): a buffer posted
+		 * now would come straight back flushed, and replacing each
+		 * would spin this work for ever. The ring drains instead.
+		 */
+		ib_mad_stat_inc(port, IB_MAD_STAT_RECV_FLUSHED);
+		ib_mad_recv_priv_free(priv);
+		return;
+	}
 	if (wc->status != IB_WC_SUCCESS) {
-		/* Flushed at teardown, or the QP broke: nothing to read. */
+		/* One buffer failed (a local length error): nothing to read. */
 		ib_mad_recv_priv_free(priv);
 		goto refill;
 	}

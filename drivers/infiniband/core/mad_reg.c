@@ -593,6 +593,12 @@ unsigned int ib_mad_port_agents_left(struct ib_mad_port_private *port)
 	unsigned int n = 0;
 	unsigned long idx;
 
+	/*
+	 * Under the xarray's lock: another device's agent may be unregistering
+	 * now, and it is freed only after it left the array, which takes
+	 * this lock; RCU alone would not keep it.
+	 */
+	xa_lock(&ib_mad_clients);
 	xa_for_each(&ib_mad_clients, idx, priv) {
 		/* By address: a forgotten agent's port is gone. */
 		if (priv->qp_info != &port->qp_info[0] &&
@@ -603,9 +609,10 @@ unsigned int ib_mad_port_agents_left(struct ib_mad_port_private *port)
 			port->port_num, idx,
 			priv->reg_req ? priv->reg_req->mgmt_class : 0,
 			priv->agent.recv_handler);
-		xa_erase(&ib_mad_clients, idx);
+		__xa_erase(&ib_mad_clients, idx);
 		n++;
 	}
+	xa_unlock(&ib_mad_clients);
 	return n;
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_port_agents_left);
@@ -644,6 +651,9 @@ struct ib_mad_agent *ib_register_mad_agent(struct ib_device *device,
 	struct ib_mad_qp_info *qp_info;
 	int ret;
 
+	/* Before anything reads the port's data. */
+	if (!rdma_is_port_valid(device, port_num))
+		return ERR_PTR(-ENODEV);
 	if ((qp_type == IB_QPT_SMI && !rdma_cap_ib_smi(device, port_num)) ||
 	    (qp_type == IB_QPT_GSI && !rdma_cap_ib_cm(device, port_num)))
 		return ERR_PTR(-EPROTONOSUPPORT);

@@ -254,27 +254,71 @@ void ib_mad_send_wait_locked(struct ib_mad_send_wr_private *wr,
 }
 
 /*
+ * Is a flow-controlled agent overloaded: requests waiting for a slot, or
+ * three quarters of its slots taken? Only then do its retries back off: a
+ * request that is merely lost (a dropped packet, a dead node) keeps every
+ * try its caller allowed.
+ */
+static bool ib_mad_agent_fc_busy(const struct ib_mad_agent_private *priv)
+{
+	return !list_empty(&priv->fc_backlog) ||
+	       (u64)priv->fc_active * 4 >= (u64)priv->fc_max * 3;
+}
+
+/*
+ * Whether a try of flow-controlled @wr sent now would have less than half
+ * its timeout before the request's total deadline: such a try is not
+ * worth sending. Other sends have no total deadline (each try waits its
+ * timeout from its send completion, as upstream's do).
+ */
+static bool ib_mad_send_too_late(const struct ib_mad_send_wr_private *wr)
+{
+	unsigned long half = msecs_to_jiffies(wr->send_buf.timeout_ms) / 2;
+
+	return wr->fc && time_after(jiffies + half, wr->deadline);
+}
+
+/*
  * How long to wait for the response to the transmission that just ended.
- * A flow-controlled request that timed out before waits twice as long at
- * each retry (an overloaded responder gets time to drain its queue rather
- * than more copies of the same request), never past its total deadline.
+ *
+ * A send that is not flow-controlled waits its timeout. A flow-controlled
+ * request keeps to a schedule anchored at its total deadline: try k of
+ * n ends where the n - k tries after it begin, so the lateness of one try
+ * (a late timer, a slow send completion) shortens its own wait rather than
+ * pushing every later try, and the last one past the deadline. A request
+ * behind its schedule (sent late from a backlog) waits a whole timeout,
+ * but never past the deadline, and its later tries are cut instead. On an
+ * overloaded agent its retries back off: each waits twice as long as the
+ * one before, so that the responder gets time to drain its queue rather
+ * than more copies of the same request, again never past the deadline.
  */
 VISIBLE_IF_KUNIT unsigned int
 ib_mad_send_resp_wait_ms(struct ib_mad_send_wr_private *wr)
 {
 	unsigned int ms = wr->send_buf.timeout_ms;
-	long left = (long)(wr->deadline - jiffies);
+	unsigned long now = jiffies, t = msecs_to_jiffies(ms), end;
+	long left = (long)(wr->deadline - now);
 	u64 backoff;
 
-	if (!wr->fc || !wr->send_buf.retries || left <= 0)
+	if (!wr->fc)
 		return ms;
-	backoff = (u64)ms << min(wr->send_buf.retries, IB_MAD_FC_BACKOFF_MAX);
-	backoff = min_t(u64, backoff, jiffies_to_msecs(left));
-	if (backoff <= ms)
-		return ms;
-	ib_mad_stat_inc(ib_mad_agent_port(wr->mad_agent_priv),
-			IB_MAD_STAT_FC_BACKOFF);
-	return backoff;
+	if (left <= 0)
+		return 0;
+	if (wr->send_buf.retries && ib_mad_agent_fc_busy(wr->mad_agent_priv)) {
+		backoff = (u64)ms << min(wr->send_buf.retries,
+					 IB_MAD_FC_BACKOFF_MAX);
+		backoff = min_t(u64, backoff, jiffies_to_msecs(left));
+		if (backoff > ms)
+			ib_mad_stat_inc(ib_mad_agent_port(wr->mad_agent_priv),
+					IB_MAD_STAT_FC_BACKOFF);
+		return backoff;
+	}
+	end = wr->deadline - min_t(u64, (u64)t * wr->retries_left, left);
+	if (time_after(end, now + t))
+		end = now + t;
+	else if (time_before(end, now + t / 2))
+		end = now + min_t(unsigned long, t, left);
+	return jiffies_to_msecs(end - now);
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_send_resp_wait_ms);
 
@@ -615,6 +659,14 @@ static void ib_mad_agent_fc_promote_locked(struct ib_mad_agent_private *priv)
 	       !list_empty(&priv->fc_backlog)) {
 		wr = list_first_entry(&priv->fc_backlog,
 				      struct ib_mad_send_wr_private, agent_list);
+		if (ib_mad_send_too_late(wr)) {
+			/* Its deadline went by waiting, or nearly: unsent. */
+			ib_mad_stat_inc(port, IB_MAD_STAT_FC_DROPPED);
+			wr->status = IB_WC_RESP_TIMEOUT_ERR;
+			ib_mad_send_done_locked(wr, true);
+			ib_mad_agent_rearm_locked(priv);
+			continue;
+		}
 		list_del_init(&wr->agent_list);
 		ib_mad_stat_dec(port, IB_MAD_STAT_FC_BACKLOG);
 		wr->state = IB_MAD_SEND_ON_WIRE;
@@ -893,13 +945,8 @@ static bool ib_mad_send_retry_locked(struct ib_mad_send_wr_private *wr)
 	lockdep_assert_held(&wr->mad_agent_priv->lock);
 	if (wr->status != IB_WC_SUCCESS || wr->retries_left <= 0)
 		return false;
-	/*
-	 * Backoff may have used up the total deadline before the retries:
-	 * a try needs at least half its timeout left to be worth sending.
-	 */
-	if (wr->fc &&
-	    time_after(jiffies + msecs_to_jiffies(wr->send_buf.timeout_ms) / 2,
-		       wr->deadline))
+	/* Backoff or late tries may have used up the total deadline. */
+	if (ib_mad_send_too_late(wr))
 		return false;
 	wr->retries_left--;
 	wr->send_buf.retries++;

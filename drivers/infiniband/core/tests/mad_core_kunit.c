@@ -586,6 +586,7 @@ struct mad_test_env {
 	int sends_done;
 	struct task_struct *send_task;
 	int recvs_done;
+	int recv_posts;
 	enum ib_wc_status last_status;
 	struct ib_mad_send_buf *recv_send_buf;
 	struct ib_mad_send_wr_private **posted;
@@ -1975,8 +1976,18 @@ static void mad_test_fc_backoff(struct kunit *test)
 
 	wr->fc = true;
 	wr->deadline = jiffies + msecs_to_jiffies(100000);
+	env->priv->fc_max = 4;
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
 	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKOFF), 0);
+
+	/* An agent with slots to spare is not overloaded: no backoff. */
+	buf->retries = 3;
+	env->priv->fc_active = 2;
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKOFF), 0);
+
+	/* Three quarters of the slots in use: overload, back off. */
+	env->priv->fc_active = 3;
 	buf->retries = 1;
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 200);
 	buf->retries = 3;
@@ -1992,39 +2003,55 @@ static void mad_test_fc_backoff(struct kunit *test)
 	ms = ib_mad_send_resp_wait_ms(wr);
 	KUNIT_EXPECT_LE(test, ms, 300);
 	KUNIT_EXPECT_GT(test, ms, 200);
+	/* Past the deadline: no wait at all, the try is over. */
 	wr->deadline = jiffies - 1;
-	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 0);
 
 	wr->fc = false;
 	wr->deadline = jiffies + msecs_to_jiffies(100000);
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
 	buf->retries = 0;
+	env->priv->fc_active = 0;
 	ib_free_send_mad(buf);
 }
 
 /*
- * Retries of a flow-controlled request back off, so fewer of them fit in
- * the deadline than the caller allowed, and the last ends by the deadline.
+ * Play the network for @buf until it completes: each transmission
+ * completes on the wire, no response ever comes. Returns the jiffies by
+ * which it had to be done.
+ */
+static unsigned long mad_test_fc_unanswered(struct mad_test_env *env,
+					    struct ib_mad_send_buf *buf)
+{
+	unsigned long end = ib_mad_send_wr(buf)->deadline;
+	int tries = 1, i;
+
+	for (i = 0; i < 2000 && !env->sends_done; i++) {
+		if (env->posts == tries) {
+			mad_test_wire_done(buf, IB_WC_SUCCESS);
+			tries++;
+		}
+		usleep_range(1000, 2000);
+		flush_delayed_work(&env->priv->timed_work);
+	}
+	return end;
+}
+
+/*
+ * On an overloaded agent (every slot taken) retries of a flow-controlled
+ * request back off, so fewer of them fit in the deadline than the caller
+ * allowed, and the last ends by the deadline.
  */
 static void mad_test_fc_retries(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env(test);
 	struct ib_mad_send_buf *buf = mad_test_send(test, env, 0x71, 20, 6);
 	unsigned long end;
-	int tries = 1, i;
 
-	env->priv->fc_max = 4;
+	env->priv->fc_max = 1;
 	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
-	end = ib_mad_send_wr(buf)->deadline;
 	KUNIT_EXPECT_TRUE(test, ib_mad_send_wr(buf)->fc);
-	for (i = 0; i < 400 && !env->sends_done; i++) {
-		if (env->posts == tries) {
-			mad_test_wire_done(buf, IB_WC_SUCCESS);
-			tries++;
-		}
-		usleep_range(5000, 6000);
-		flush_delayed_work(&env->priv->timed_work);
-	}
+	end = mad_test_fc_unanswered(env, buf);
 	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
 	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
 	KUNIT_EXPECT_LT(test, buf->retries, 6);
@@ -2212,6 +2239,245 @@ static void mad_test_send_post_fail_raced(struct kunit *test)
 	ib_free_send_mad(r);
 }
 
+/* Defects of issue 34, each shown failing before its fix ----------------- */
+
+/*
+ * Without overload (slots to spare, no backlog) a flow-controlled request
+ * gets every try its caller allowed: sa_query's ten tries of a tenth of
+ * its timeout each are all sent, each waits one timeout, and the request
+ * completes by its deadline.
+ */
+static void mad_test_fc_retries_idle(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 0x72, 40, 6);
+	unsigned long end;
+
+	env->priv->fc_max = 4;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	KUNIT_EXPECT_TRUE(test, ib_mad_send_wr(buf)->fc);
+	end = mad_test_fc_unanswered(env, buf);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	KUNIT_EXPECT_EQ(test, buf->retries, 6);
+	KUNIT_EXPECT_EQ(test, env->posts, 7);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKOFF), 0);
+	KUNIT_EXPECT_TRUE(test,
+			  time_before(jiffies, end + msecs_to_jiffies(100)));
+	ib_free_send_mad(buf);
+}
+
+/*
+ * A request promoted from the backlog late waits for its response no
+ * longer than its deadline allows; one with less than half a timeout left
+ * when its slot frees is not sent at all and completes with a timeout.
+ * The time spent on the backlog is played by moving the deadlines.
+ */
+static void mad_test_fc_deadline_clamp(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *busy, *late, *later;
+	struct ib_mad_send_wr_private *wr;
+
+	env->priv->fc_max = 1;
+	busy = mad_test_send(test, env, 0x80, 10000, 0);
+	late = mad_test_send(test, env, 0x81, 1000, 1);
+	later = mad_test_send(test, env, 0x82, 1000, 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(busy, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(late, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(later, NULL), 0);
+	KUNIT_EXPECT_EQ(test, mad_test_state(late), IB_MAD_SEND_QUEUED);
+
+	/* late: 1.2 s of its 2 s went by; later: 0.7 s of its 1 s. */
+	wr = ib_mad_send_wr(late);
+	wr->deadline = jiffies + msecs_to_jiffies(800);
+	ib_mad_send_wr(later)->deadline = jiffies + msecs_to_jiffies(300);
+
+	mad_test_wire_done(busy, IB_WC_SUCCESS);
+	mad_test_respond(test, env, 0x80, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, env->posts, 2);
+	KUNIT_EXPECT_EQ(test, mad_test_state(late), IB_MAD_SEND_ON_WIRE);
+	mad_test_wire_done(late, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, mad_test_state(late), IB_MAD_SEND_WAIT_RESP);
+	KUNIT_EXPECT_FALSE(test, time_after(wr->timeout, wr->deadline));
+
+	/* Its answer frees the slot for later, which has too little left. */
+	mad_test_respond(test, env, 0x81, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, env->posts, 2);
+	KUNIT_EXPECT_EQ(test, mad_test_state(later), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_DROPPED), 1);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 3);
+	KUNIT_EXPECT_EQ(test, env->priv->fc_active, 0);
+	ib_free_send_mad(busy);
+	ib_free_send_mad(late);
+	ib_free_send_mad(later);
+}
+
+/* The fake QP's post_recv(): every buffer is accepted, and counted. */
+static int mad_test_qp_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+				 const struct ib_recv_wr **bad_wr)
+{
+	struct mad_test_env *env = kunit_get_current_test()->priv;
+
+	env->recv_posts++;
+	return 0;
+}
+
+/* QP0 of the fake port with a receive ring of @depth buffers, posted. */
+static void mad_test_recv_ring(struct mad_test_env *env, int depth)
+{
+	struct ib_mad_qp_info *qp0 = &env->port->qp_info[0];
+
+	env->port_data[1].immutable.max_mad_size = IB_MGMT_MAD_SIZE;
+	env->port->pd = &env->pd;
+	env->dev->ops.post_recv = mad_test_qp_post_recv;
+	env->qp0.pd = &env->pd;
+	env->qp0.device = env->dev;
+	env->qp0.qp_num = 0;
+	qp0->qp = &env->qp0;
+	spin_lock_init(&qp0->recv_queue.lock);
+	INIT_LIST_HEAD(&qp0->recv_queue.list);
+	qp0->recv_queue.qp_info = qp0;
+	qp0->recv_queue.max_active = depth;
+	ib_mad_recv_refill(qp0);
+}
+
+/* The oldest posted receive buffer of QP0 completes with @status. */
+static void mad_test_recv_complete(struct mad_test_env *env,
+				   enum ib_wc_status status)
+{
+	struct ib_mad_qp_info *qp0 = &env->port->qp_info[0];
+	struct ib_mad_recv_priv *recv;
+	struct ib_wc wc = {
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.qp = &env->qp0,
+		.port_num = 1,
+	};
+
+	recv = list_first_entry(&qp0->recv_queue.list, struct ib_mad_recv_priv,
+				mad_list.list);
+	wc.wr_cqe = &recv->mad_list.cqe;
+	ib_mad_recv_done(NULL, &wc);
+}
+
+/*
+ * A QP in the error state flushes every receive buffer, and every buffer
+ * posted to it is flushed at once: a flushed buffer is counted and not
+ * replaced, so that the ring drains instead of spinning the CQ work for
+ * ever. A receive that completes with any other error is replaced.
+ */
+static void mad_test_recv_flush_no_refill(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_qp_info *qp0 = &env->port->qp_info[0];
+	int i;
+
+	mad_test_recv_ring(env, 4);
+	KUNIT_ASSERT_EQ(test, env->recv_posts, 4);
+	KUNIT_ASSERT_EQ(test, qp0->recv_queue.count, 4);
+	mad_test_recv_complete(env, IB_WC_LOC_LEN_ERR);
+	KUNIT_EXPECT_EQ(test, env->recv_posts, 5);
+	KUNIT_EXPECT_EQ(test, qp0->recv_queue.count, 4);
+
+	/* The QP went to ERR: each buffer posted comes back flushed. */
+	for (i = 0; i < 16 && qp0->recv_queue.count; i++)
+		mad_test_recv_complete(env, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, qp0->recv_queue.count, 0);
+	KUNIT_EXPECT_EQ(test, env->recv_posts, 5);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RECV_FLUSHED), 4);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RECV), 0);
+}
+
+static int mad_test_process_mad_calls;
+
+/* The fake driver's process_mad(): it consumes every MAD. */
+static int mad_test_process_mad(struct ib_device *dev, int flags, u32 port,
+				const struct ib_wc *wc, const struct ib_grh *grh,
+				const struct ib_mad *in, struct ib_mad *out,
+				size_t *out_size, u16 *out_pkey_index)
+{
+	mad_test_process_mad_calls++;
+	return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
+}
+
+/* ib_mad_recv_out_alloc() failing, as under memory pressure. */
+static void *mad_test_out_alloc_fail(size_t size)
+{
+	return NULL;
+}
+
+/*
+ * The driver sees every MAD first (mlx4 and mlx5 consume traps and answer
+ * their own SMA's MADs there). When the buffer for its answer cannot be
+ * had, the MAD is dropped and counted, not passed to the agents behind
+ * the driver's back.
+ */
+static void mad_test_recv_driver_nomem(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_recv_priv *recv;
+	struct ib_smp *smp;
+	int i;
+
+	env->dev->ops.process_mad = mad_test_process_mad;
+	mad_test_process_mad_calls = 0;
+	kunit_activate_static_stub(test, ib_mad_recv_out_alloc,
+				   mad_test_out_alloc_fail);
+	for (i = 0; i < 2; i++) {
+		/* The second time with memory: the driver consumes it. */
+		if (i == 1)
+			kunit_deactivate_static_stub(test,
+						     ib_mad_recv_out_alloc);
+		recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad),
+					      GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, recv);
+		smp = (struct ib_smp *)recv->mad;
+		smp->base_version = IB_MGMT_BASE_VERSION;
+		smp->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+		smp->class_version = 1;
+		smp->method = IB_MGMT_METHOD_TRAP;
+		mad_test_recv_qp0(env, recv,
+				  sizeof(struct ib_grh) + sizeof(*smp));
+		KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RECV),
+				i + 1);
+		KUNIT_EXPECT_EQ(test, mad_test_process_mad_calls, i);
+		KUNIT_EXPECT_EQ(test,
+				mad_test_stat(env, IB_MAD_STAT_DROP_NOMEM), 1);
+		KUNIT_EXPECT_EQ(test,
+				mad_test_stat(env, IB_MAD_STAT_DROP_NO_AGENT),
+				0);
+		KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+	}
+}
+
+/*
+ * A port number the device does not have is refused with -ENODEV before
+ * anything reads that port's data: the device here has one port, and the
+ * zeroed data past it would otherwise say "no GSI" (-EPROTONOSUPPORT).
+ */
+static void mad_test_reg_bad_port(struct kunit *test)
+{
+	struct ib_device *dev;
+	struct ib_mad_agent *agent;
+
+	dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	dev->port_data = kunit_kcalloc(test, 4, sizeof(*dev->port_data),
+				       GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, dev->port_data);
+	dev->phys_port_cnt = 1;
+	dev->port_data[1].immutable.core_cap_flags = RDMA_CORE_PORT_IBA_IB;
+	agent = ib_register_mad_agent(dev, 2, IB_QPT_GSI, NULL, 0,
+				      mad_test_send_handler, NULL, NULL, 0);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(agent), -ENODEV);
+	agent = ib_register_mad_agent(dev, 0, IB_QPT_SMI, NULL, 0,
+				      mad_test_send_handler, NULL, NULL, 0);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(agent), -ENODEV);
+}
+
 static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_header_helpers),
 	KUNIT_CASE_PARAM(mad_test_recv_validate, mad_test_validate_gen_params),
@@ -2257,6 +2523,11 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_send_post_fail_untouched),
 	KUNIT_CASE(mad_test_send_post_fail_backlog),
 	KUNIT_CASE(mad_test_send_post_fail_raced),
+	KUNIT_CASE(mad_test_fc_retries_idle),
+	KUNIT_CASE(mad_test_fc_deadline_clamp),
+	KUNIT_CASE(mad_test_recv_flush_no_refill),
+	KUNIT_CASE(mad_test_recv_driver_nomem),
+	KUNIT_CASE(mad_test_reg_bad_port),
 	{}
 };
 
