@@ -83,6 +83,8 @@
  * request's timeout (and never past its total deadline).
  */
 #define IB_MAD_FC_BACKOFF_MAX		6
+/* Buckets of an agent's table of flow-controlled destinations. */
+#define IB_MAD_FC_DEST_HASH_BITS	5
 
 /* log2 of the number of buckets in an agent's TID hash. */
 #define IB_MAD_SEND_HASH_BITS		6
@@ -143,12 +145,32 @@ struct ib_rmpp_segment {
 };
 
 /**
+ * struct ib_mad_fc_dest - flow control of one agent toward one destination
+ * @node: in ib_mad_agent_private.fc_dests
+ * @key: the destination: its LID, its GID, or for a directed-route SMP its
+ *	path (see ib_mad_fc_key())
+ * @active: requests to it holding a slot
+ * @backlog: requests to it waiting for a slot (state QUEUED), oldest first
+ * @settling: its slots are being handed to @backlog (see
+ *	ib_mad_fc_settle_locked())
+ *
+ * Exists while @active or @backlog is not empty; under the agent lock.
+ */
+struct ib_mad_fc_dest {
+	struct hlist_node node;
+	u64 key;
+	unsigned int active;
+	struct list_head backlog;
+	bool settling;
+};
+
+/**
  * struct ib_mad_agent_private - the MAD layer's view of a client agent
  * @agent: what the client sees; security.c uses it via container_of()
  * @reg_req: copy of the registration request, NULL for send-only agents
  * @qp_info: QP0 or QP1 of the port the agent is on
  * @lock: protects every send of the agent (state, @send_hash, @wait_tree,
- *	@done_list, @fc_backlog, @fc_active) and the RMPP receive state
+ *	@done_list, @fc_dests, @fc_active) and the RMPP receive state
  *	(@rmpp_hash, @rmpp_recvs). Nests inside
  *	ib_mad_port_private.reg_lock and outside ib_mad_queue.lock.
  * @send_hash: outstanding sends (state ON_WIRE, WAIT_RESP) keyed by TID
@@ -157,12 +179,13 @@ struct ib_rmpp_segment {
  *	a send starts or stops waiting in O(log n) whatever the timeouts of
  *	the others
  * @done_list: sends whose send handler must run from @timed_work
- * @fc_backlog: flow-controlled sends (state QUEUED) waiting for one of
- *	the agent's @fc_max slots, oldest first
- * @fc_active: flow-controlled sends holding a slot: posted, not yet
- *	answered, cancelled or timed out
- * @fc_max: slots for flow-controlled requests (see ib_mad_fc_request());
- *	0 turns flow control off for the agent
+ * @fc_dests: the destinations of the agent's flow-controlled requests
+ *	that hold a slot or wait for one (struct ib_mad_fc_dest), keyed by
+ *	ib_mad_fc_dest.key
+ * @fc_active: flow-controlled sends holding a slot, all destinations
+ *	together: posted, not yet answered, cancelled or timed out
+ * @fc_max: slots for flow-controlled requests (see ib_mad_fc_request())
+ *	toward each destination; 0 turns flow control off for the agent
  * @timed_work: runs timeouts and deferred completions; on the port's wq
  * @rmpp_hash: RMPP reassemblies, collecting or recently finished, keyed by
  *	TID; owned by mad_rmpp_recv.c
@@ -185,7 +208,7 @@ struct ib_mad_agent_private {
 	DECLARE_HASHTABLE(send_hash, IB_MAD_SEND_HASH_BITS);
 	struct rb_root_cached wait_tree;
 	struct list_head done_list;
-	struct list_head fc_backlog;
+	DECLARE_HASHTABLE(fc_dests, IB_MAD_FC_DEST_HASH_BITS);
 	unsigned int fc_active;
 	unsigned int fc_max;
 	struct delayed_work timed_work;
@@ -271,8 +294,8 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
 /**
  * struct ib_mad_send_wr_private - a send buffer and its lifecycle
  * @mad_list: linkage on the QP send queue or overflow list
- * @agent_list: linkage on the agent's @done_list, or while QUEUED on its
- *	@fc_backlog
+ * @agent_list: linkage on the agent's @done_list, or while QUEUED on the
+ *	backlog of its destination (@fc_dest)
  * @wait_node: linkage in the agent's @wait_tree; cleared when not in it
  * @tid_node: linkage in the agent's @send_hash
  * @mad_agent_priv: owning agent (holds a reference while the buffer lives)
@@ -298,9 +321,12 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
  * @rmpp_active: a kernel RMPP send (set at post time)
  * @expect_resp: a response is expected: send_buf.timeout_ms was non-zero
  *	when posted (ib_modify_mad() changes the wait, never this)
- * @fc: a flow-controlled request: it needs one of the agent's slots to go
- *	on the wire, and its retries back off
- * @fc_slot: holds one of the agent's slots (counted in fc_active)
+ * @fc: a flow-controlled request: it needs one of the agent's slots
+ *	toward its destination to go on the wire
+ * @fc_slot: holds one of those slots (counted in @fc_dest's active)
+ * @fc_key: its destination (ib_mad_fc_key()), set at post time
+ * @fc_dest: its destination's flow control while it holds a slot or waits
+ *	for one, else NULL
  * @internal_done: see ib_mad_internal_done_t; NULL for client sends
  * @resp_pending: RESPONDED: the response's receive handler has not
  *	returned yet
@@ -343,6 +369,8 @@ struct ib_mad_send_wr_private {
 	bool expect_resp;
 	bool fc;
 	bool fc_slot;
+	u64 fc_key;
+	struct ib_mad_fc_dest *fc_dest;
 	ib_mad_internal_done_t internal_done;
 	bool resp_pending;
 	bool repost_on_flush;
@@ -583,6 +611,7 @@ int ib_mad_class_index(u8 mgmt_class);
 
 bool ib_mad_is_vendor_class_range2(u8 mgmt_class);
 bool ib_mad_fc_request(const struct ib_mad_hdr *hdr);
+u64 ib_mad_fc_key(const void *mad, struct ib_ah *ah);
 int ib_mad_recv_gids(const struct ib_mad_agent_private *priv,
 		     const struct ib_mad_recv_wc *recv_wc,
 		     union ib_gid *sgid, union ib_gid *dgid);

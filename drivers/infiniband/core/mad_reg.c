@@ -496,7 +496,7 @@ ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 	hash_init(priv->send_hash);
 	priv->wait_tree = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&priv->done_list);
-	INIT_LIST_HEAD(&priv->fc_backlog);
+	hash_init(priv->fc_dests);
 	/*
 	 * A peer's receive ring is as deep as ours by default: one agent may
 	 * keep at most a quarter of it busy with requests.

@@ -72,7 +72,33 @@ static void ib_mad_send_wait_until_locked(struct ib_mad_send_wr_private *wr,
 		ib_mad_agent_rearm_locked(priv);
 }
 
-static void ib_mad_agent_fc_promote_locked(struct ib_mad_agent_private *priv);
+static void ib_mad_fc_settle_locked(struct ib_mad_agent_private *priv,
+				    struct ib_mad_fc_dest *dest);
+
+/*
+ * A flow-controlled request no longer needs its destination's flow
+ * control: it leaves the backlog, or gives back its slot to the oldest
+ * request of the backlog.
+ */
+static void ib_mad_send_fc_release_locked(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+	struct ib_mad_fc_dest *dest = wr->fc_dest;
+
+	if (!dest)
+		return;
+	if (wr->state == IB_MAD_SEND_QUEUED) {
+		list_del_init(&wr->agent_list);
+		ib_mad_stat_dec(ib_mad_agent_port(priv), IB_MAD_STAT_FC_BACKLOG);
+	}
+	if (wr->fc_slot) {
+		wr->fc_slot = false;
+		dest->active--;
+		priv->fc_active--;
+	}
+	wr->fc_dest = NULL;
+	ib_mad_fc_settle_locked(priv, dest);
+}
 
 /*
  * A send stops being outstanding: out of the TID hash, the wait tree and
@@ -85,15 +111,7 @@ static void ib_mad_send_unhash_locked(struct ib_mad_send_wr_private *wr)
 	lockdep_assert_held(&priv->lock);
 	hash_del(&wr->tid_node);
 	ib_mad_send_unwait_locked(wr);
-	if (wr->state == IB_MAD_SEND_QUEUED) {
-		list_del_init(&wr->agent_list);
-		ib_mad_stat_dec(ib_mad_agent_port(priv), IB_MAD_STAT_FC_BACKLOG);
-	}
-	if (wr->fc_slot) {
-		wr->fc_slot = false;
-		priv->fc_active--;
-		ib_mad_agent_fc_promote_locked(priv);
-	}
+	ib_mad_send_fc_release_locked(wr);
 }
 
 /*
@@ -254,15 +272,19 @@ void ib_mad_send_wait_locked(struct ib_mad_send_wr_private *wr,
 }
 
 /*
- * Is a flow-controlled agent overloaded: requests waiting for a slot, or
- * three quarters of its slots taken? Only then do its retries back off: a
- * request that is merely lost (a dropped packet, a dead node) keeps every
- * try its caller allowed.
+ * Is the destination of a flow-controlled request overloaded: requests
+ * waiting for a slot, or three quarters of its slots taken? Only then do
+ * retries back off: a request that is merely lost (a dropped packet, a
+ * dead node) keeps every try its caller allowed. A request that gave its
+ * slot back (its responder sent an MRA) is not limited any more.
  */
-static bool ib_mad_agent_fc_busy(const struct ib_mad_agent_private *priv)
+static bool ib_mad_send_fc_busy(const struct ib_mad_send_wr_private *wr)
 {
-	return !list_empty(&priv->fc_backlog) ||
-	       (u64)priv->fc_active * 4 >= (u64)priv->fc_max * 3;
+	const struct ib_mad_fc_dest *dest = wr->fc_dest;
+
+	return dest && (!list_empty(&dest->backlog) ||
+			(u64)dest->active * 4 >=
+			(u64)wr->mad_agent_priv->fc_max * 3);
 }
 
 /*
@@ -288,7 +310,7 @@ static bool ib_mad_send_too_late(const struct ib_mad_send_wr_private *wr)
  * pushing every later try, and the last one past the deadline. A request
  * behind its schedule (sent late from a backlog) waits a whole timeout,
  * but never past the deadline, and its later tries are cut instead. On an
- * overloaded agent its retries back off: each waits twice as long as the
+ * overloaded destination its retries back off: each waits twice as long as the
  * one before, so that the responder gets time to drain its queue rather
  * than more copies of the same request, again never past the deadline.
  */
@@ -304,7 +326,7 @@ ib_mad_send_resp_wait_ms(struct ib_mad_send_wr_private *wr)
 		return ms;
 	if (left <= 0)
 		return 0;
-	if (wr->send_buf.retries && ib_mad_agent_fc_busy(wr->mad_agent_priv)) {
+	if (wr->send_buf.retries && ib_mad_send_fc_busy(wr)) {
 		backoff = (u64)ms << min(wr->send_buf.retries,
 					 IB_MAD_FC_BACKOFF_MAX);
 		backoff = min_t(u64, backoff, jiffies_to_msecs(left));
@@ -629,38 +651,50 @@ static int ib_mad_send_accept(struct ib_mad_agent_private *priv,
 					    (u64)wr->max_retries + 1);
 	wr->fc = priv->fc_max > 0 && wr->expect_resp && !wr->rmpp_active &&
 		 ib_mad_fc_request(hdr);
+	if (wr->fc)
+		wr->fc_key = ib_mad_fc_key(hdr, wr->send_buf.ah);
 	wr->fc_slot = false;
+	wr->fc_dest = NULL;
 	wr->resp_pending = false;
 	wr->repost_on_flush = false;
 	wr->wr_inflight = 0;
 	return 0;
 }
 
-/* A flow-controlled send posted: it holds one of the agent's slots. */
+/* A flow-controlled send posted: it holds one of its destination's slots. */
 static void ib_mad_send_fc_take_locked(struct ib_mad_send_wr_private *wr)
 {
 	wr->fc_slot = true;
+	wr->fc_dest->active++;
 	wr->mad_agent_priv->fc_active++;
 }
 
 /*
- * Hand freed slots to the backlog, oldest request first. A request the QP
- * refuses completes with IB_WC_GENERAL_ERR (its poster got 0 long ago).
- * Nothing starts once the agent is dying: unregistration cancels the
- * backlog instead.
+ * Hand the free slots of @dest to its backlog, oldest request first, and
+ * free @dest once nothing uses it. A request whose deadline (nearly) went
+ * by on the backlog completes unsent with IB_WC_RESP_TIMEOUT_ERR; one the
+ * QP refuses with IB_WC_GENERAL_ERR (its poster got 0 long ago). Nothing
+ * starts once the agent is dying: unregistration cancels the backlog.
+ *
+ * Completing a request here comes back through
+ * ib_mad_send_fc_release_locked(): @dest is then settling already and
+ * is left to this loop.
  */
-static void ib_mad_agent_fc_promote_locked(struct ib_mad_agent_private *priv)
+static void ib_mad_fc_settle_locked(struct ib_mad_agent_private *priv,
+				    struct ib_mad_fc_dest *dest)
 {
 	struct ib_mad_port_private *port = ib_mad_agent_port(priv);
 	struct ib_mad_send_wr_private *wr;
 
 	lockdep_assert_held(&priv->lock);
-	while (!priv->dying && priv->fc_active < priv->fc_max &&
-	       !list_empty(&priv->fc_backlog)) {
-		wr = list_first_entry(&priv->fc_backlog,
+	if (dest->settling)
+		return;
+	dest->settling = true;
+	while (!priv->dying && dest->active < priv->fc_max &&
+	       !list_empty(&dest->backlog)) {
+		wr = list_first_entry(&dest->backlog,
 				      struct ib_mad_send_wr_private, agent_list);
 		if (ib_mad_send_too_late(wr)) {
-			/* Its deadline went by waiting, or nearly: unsent. */
 			ib_mad_stat_inc(port, IB_MAD_STAT_FC_DROPPED);
 			wr->status = IB_WC_RESP_TIMEOUT_ERR;
 			ib_mad_send_done_locked(wr, true);
@@ -678,23 +712,57 @@ static void ib_mad_agent_fc_promote_locked(struct ib_mad_agent_private *priv)
 		ib_mad_send_done_locked(wr, true);
 		ib_mad_agent_rearm_locked(priv);
 	}
+	dest->settling = false;
+	if (!dest->active && list_empty(&dest->backlog)) {
+		hash_del(&dest->node);
+		kfree(dest);
+	}
+}
+
+/* The flow control toward destination @key, created if need be. */
+static struct ib_mad_fc_dest *
+ib_mad_fc_dest_get_locked(struct ib_mad_agent_private *priv, u64 key)
+{
+	struct ib_mad_fc_dest *dest;
+
+	hash_for_each_possible(priv->fc_dests, dest, node, key)
+		if (dest->key == key)
+			return dest;
+	/* Under a spinlock, and ib_post_send_mad() may be called atomic. */
+	dest = kzalloc(sizeof(*dest), GFP_ATOMIC);
+	if (!dest)
+		return NULL;
+	dest->key = key;
+	INIT_LIST_HEAD(&dest->backlog);
+	hash_add(priv->fc_dests, &dest->node, key);
+	return dest;
 }
 
 /*
- * Put a flow-controlled request on the backlog when the agent has no free
- * slot, or when older requests wait (first come, first served). It waits
- * there until its total deadline at most. Returns true if it was queued.
+ * Put a flow-controlled request on its destination's backlog when it has
+ * no free slot, or when older requests to it wait (first come, first
+ * served). It waits there until its total deadline at most. Returns true
+ * if it was queued. Without memory for the destination's state the
+ * request goes out unlimited.
  */
 static bool ib_mad_send_fc_queue_locked(struct ib_mad_send_wr_private *wr)
 {
 	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
 	struct ib_mad_port_private *port = ib_mad_agent_port(priv);
+	struct ib_mad_fc_dest *dest;
 
-	if (!wr->fc || (priv->fc_active < priv->fc_max &&
-			list_empty(&priv->fc_backlog)))
+	if (!wr->fc)
+		return false;
+	dest = ib_mad_fc_dest_get_locked(priv, wr->fc_key);
+	if (!dest) {
+		wr->fc = false;
+		return false;
+	}
+	wr->fc_dest = dest;
+	if (dest->active < priv->fc_max && list_empty(&dest->backlog))
 		return false;
 	wr->state = IB_MAD_SEND_QUEUED;
-	list_add_tail(&wr->agent_list, &priv->fc_backlog);
+	list_add_tail(&wr->agent_list, &dest->backlog);
 	ib_mad_send_wait_until_locked(wr, wr->deadline);
 	ib_mad_stat_inc(port, IB_MAD_STAT_FC_QUEUED);
 	ib_mad_stat_inc(port, IB_MAD_STAT_FC_BACKLOG);
@@ -921,6 +989,14 @@ int ib_modify_mad(struct ib_mad_send_buf *send_buf, u32 timeout_ms)
 		ib_mad_send_finish_locked(wr, IB_WC_WR_FLUSH_ERR, 0);
 		goto out_unlock;
 	}
+	/*
+	 * A longer wait for a request on the wire is an MRA: the responder
+	 * has it and works on it, so it holds no place in the responder's
+	 * receive queue any more, and its slot goes to the next request.
+	 */
+	if (wr->state == IB_MAD_SEND_WAIT_RESP &&
+	    timeout_ms > send_buf->timeout_ms)
+		ib_mad_send_fc_release_locked(wr);
 	send_buf->timeout_ms = timeout_ms;
 	/* The tries left get the new timeout in full, backoff or not. */
 	wr->deadline = max(wr->deadline,

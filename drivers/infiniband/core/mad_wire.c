@@ -6,9 +6,12 @@
  * completion; no state, no locks.
  */
 
+#include <linux/jhash.h>
 #include <kunit/visibility.h>
 #include <rdma/ib_cm.h>
+#include <rdma/ib_smi.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/opa_smi.h>
 
 #include "mad_priv.h"
 
@@ -66,6 +69,58 @@ bool ib_mad_fc_request(const struct ib_mad_hdr *hdr)
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_fc_request);
+
+/* Kinds of destination in the top two bits of a flow-control key. */
+#define IB_MAD_FC_KEY_AH	(0ULL << 62)
+#define IB_MAD_FC_KEY_LID	BIT_ULL(62)
+#define IB_MAD_FC_KEY_GID	(2ULL << 62)
+#define IB_MAD_FC_KEY_DR	(3ULL << 62)
+
+/**
+ * ib_mad_fc_key() - the destination of a request, for flow control
+ * @mad: the MAD about to be sent
+ * @ah: the address handle it is sent with
+ *
+ * Flow control limits the requests outstanding at one responder, whose
+ * receive queue they fill; requests to others must not wait for them.
+ * The key names the responder: a directed-route SMP's path (hop count and
+ * hops), a GID when the address has a GRH, else a LID. Keys of different
+ * destinations may collide: they then share one set of slots, which only
+ * makes the limit stricter. An address handle the driver cannot describe
+ * is its own destination.
+ *
+ * Context: any; does not sleep.
+ * Return: the key.
+ */
+u64 ib_mad_fc_key(const void *mad, struct ib_ah *ah)
+{
+	const struct ib_mad_hdr *hdr = mad;
+	struct rdma_ah_attr attr;
+	const u8 *path;
+	u32 hops, *gid;
+
+	if (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		if (hdr->base_version == OPA_MGMT_BASE_VERSION) {
+			hops = ((const struct opa_smp *)mad)->hop_cnt;
+			path = ((const struct opa_smp *)mad)->route.dr.initial_path;
+		} else {
+			hops = ((const struct ib_smp *)mad)->hop_cnt;
+			path = ((const struct ib_smp *)mad)->initial_path;
+		}
+		hops = min_t(u32, hops, IB_SMP_MAX_PATH_HOPS - 1);
+		return IB_MAD_FC_KEY_DR | (u64)hops << 32 |
+		       jhash(path + 1, hops, 0);
+	}
+	if (!ah || rdma_query_ah(ah, &attr))
+		return IB_MAD_FC_KEY_AH | ((uintptr_t)ah & ~IB_MAD_FC_KEY_DR);
+	if (rdma_ah_get_ah_flags(&attr) & IB_AH_GRH) {
+		gid = (u32 *)rdma_ah_read_grh(&attr)->dgid.raw;
+		return IB_MAD_FC_KEY_GID |
+		       ((u64)jhash2(gid, 4, 1) << 32 | jhash2(gid, 4, 2)) >> 2;
+	}
+	return IB_MAD_FC_KEY_LID | rdma_ah_get_dlid(&attr);
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_fc_key);
 
 /**
  * ib_mad_is_vendor_class_range2() - is a class in vendor range 2?

@@ -1973,21 +1973,25 @@ static void mad_test_fc_backoff(struct kunit *test)
 	struct ib_mad_send_buf *buf = mad_test_send(test, env, 0x70, 100, 0);
 	struct ib_mad_send_wr_private *wr = ib_mad_send_wr(buf);
 	unsigned int ms;
+	struct ib_mad_fc_dest dest = {
+		.backlog = LIST_HEAD_INIT(dest.backlog),
+	};
 
 	wr->fc = true;
+	wr->fc_dest = &dest;
 	wr->deadline = jiffies + msecs_to_jiffies(100000);
 	env->priv->fc_max = 4;
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
 	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKOFF), 0);
 
-	/* An agent with slots to spare is not overloaded: no backoff. */
+	/* A destination with slots to spare is not overloaded: no backoff. */
 	buf->retries = 3;
-	env->priv->fc_active = 2;
+	dest.active = 2;
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
 	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKOFF), 0);
 
 	/* Three quarters of the slots in use: overload, back off. */
-	env->priv->fc_active = 3;
+	dest.active = 3;
 	buf->retries = 1;
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 200);
 	buf->retries = 3;
@@ -2011,7 +2015,7 @@ static void mad_test_fc_backoff(struct kunit *test)
 	wr->deadline = jiffies + msecs_to_jiffies(100000);
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
 	buf->retries = 0;
-	env->priv->fc_active = 0;
+	wr->fc_dest = NULL;
 	ib_free_send_mad(buf);
 }
 
@@ -2453,6 +2457,98 @@ static void mad_test_recv_driver_nomem(struct kunit *test)
 	}
 }
 
+/* A DR SMP request one hop out of port @port (a destination per port). */
+static struct ib_mad_send_buf *mad_test_send_hop(struct kunit *test,
+						 struct mad_test_env *env,
+						 u64 tid, u8 port)
+{
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, tid, 10000, 0);
+	struct ib_smp *smp = buf->mad;
+
+	smp->hop_cnt = 1;
+	smp->initial_path[1] = port;
+	return buf;
+}
+
+/*
+ * Slots are per destination: requests to one responder that has all of
+ * them (say 129 connections to a server that never accepts) do not hold
+ * back a request to another.
+ */
+static void mad_test_fc_per_dest(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *a[3], *b;
+	int i;
+
+	env->priv->fc_max = 2;
+	for (i = 0; i < ARRAY_SIZE(a); i++) {
+		a[i] = mad_test_send_hop(test, env, 0x90 + i, 1);
+		KUNIT_ASSERT_EQ(test, ib_post_send_mad(a[i], NULL), 0);
+	}
+	KUNIT_EXPECT_EQ(test, env->posts, 2);
+	KUNIT_EXPECT_EQ(test, mad_test_state(a[2]), IB_MAD_SEND_QUEUED);
+
+	b = mad_test_send_hop(test, env, 0x98, 2);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(b, NULL), 0);
+	KUNIT_EXPECT_EQ(test, mad_test_state(b), IB_MAD_SEND_ON_WIRE);
+	KUNIT_EXPECT_EQ(test, env->posts, 3);
+
+	/* An answer from the first destination frees a slot for its own. */
+	mad_test_wire_done(a[0], IB_WC_SUCCESS);
+	mad_test_respond(test, env, 0x90, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, mad_test_state(a[2]), IB_MAD_SEND_ON_WIRE);
+	KUNIT_EXPECT_EQ(test, env->posts, 4);
+
+	for (i = 1; i < ARRAY_SIZE(a); i++)
+		KUNIT_EXPECT_EQ(test, ib_modify_mad(a[i], 0), 0);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(b, 0), 0);
+	for (i = 1; i < ARRAY_SIZE(a); i++)
+		mad_test_wire_done(a[i], IB_WC_SUCCESS);
+	mad_test_wire_done(b, IB_WC_SUCCESS);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 4);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKLOG), 0);
+	for (i = 0; i < ARRAY_SIZE(a); i++)
+		ib_free_send_mad(a[i]);
+	ib_free_send_mad(b);
+}
+
+/*
+ * A request its responder acknowledged with an MRA (ib_modify_mad() with
+ * a longer timeout) gives its slot to the next request: the responder
+ * has it, it fills no place in the responder's receive queue. It still
+ * waits for its answer.
+ */
+static void mad_test_fc_mra_frees_slot(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *first, *next;
+
+	env->priv->fc_max = 1;
+	first = mad_test_send_hop(test, env, 0xa0, 1);
+	next = mad_test_send_hop(test, env, 0xa1, 1);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(first, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(next, NULL), 0);
+	mad_test_wire_done(first, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, mad_test_state(next), IB_MAD_SEND_QUEUED);
+
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(first, 60000), 0);
+	KUNIT_EXPECT_EQ(test, mad_test_state(next), IB_MAD_SEND_ON_WIRE);
+	KUNIT_EXPECT_EQ(test, env->posts, 2);
+	KUNIT_EXPECT_EQ(test, mad_test_state(first), IB_MAD_SEND_WAIT_RESP);
+
+	mad_test_respond(test, env, 0xa0, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, mad_test_state(first), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(next, 0), 0);
+	mad_test_wire_done(next, IB_WC_SUCCESS);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	KUNIT_EXPECT_EQ(test, env->priv->fc_active, 0);
+	ib_free_send_mad(first);
+	ib_free_send_mad(next);
+}
+
 /*
  * A port number the device does not have is refused with -ENODEV before
  * anything reads that port's data: the device here has one port, and the
@@ -2528,6 +2624,8 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_recv_flush_no_refill),
 	KUNIT_CASE(mad_test_recv_driver_nomem),
 	KUNIT_CASE(mad_test_reg_bad_port),
+	KUNIT_CASE(mad_test_fc_per_dest),
+	KUNIT_CASE(mad_test_fc_mra_frees_slot),
 	{}
 };
 
