@@ -6,12 +6,13 @@
 H := tools/testing/madsrpt
 T ?=
 
-.PHONY: help deps deb build build-upstream build-debug check check-upstream check-debug soak bench lint compat compat-distro vm demo patches install-tree
+.PHONY: help deps deb build build-upstream build-debug check check-upstream check-compare check-debug soak bench lint compat compat-distro vm demo patches install-tree
 
 help:
 	@echo "make demo             an SRP target from zero, shown end to end"
 	@echo "make check [T=test]   build, then run the KUnit suites and VM tests"
-	@echo "make check-upstream   the same tests against pristine 6.12"
+	@echo "make check-upstream   the same tests against pristine 6.12, then ours beside it"
+	@echo "make check-compare    the table of the last ours and upstream runs, point by point"
 	@echo "make check-debug      the same tests on our tree built with KASAN, UBSAN, kmemleak..."
 	@echo "make soak             the long forms: fuzzer, rogue initiator, lifecycle cycles"
 	@echo "make bench [F=fig]    ours and pristine 6.12 side by side: a table, CSV, plots"
@@ -47,6 +48,9 @@ check:
 
 check-upstream:
 	MS_KERNEL=upstream $(H)/host/check.sh $(T)
+
+check-compare:
+	$(H)/host/compare.sh $(T)
 
 check-debug:
 	MS_KERNEL=debug $(H)/host/check.sh $(T)

@@ -10,7 +10,20 @@
 #
 # MS_KERNEL=upstream runs the same tests against the pristine build,
 # MS_KERNEL=debug against our tree built with the detectors of
-# config/debug (tests that boot their own VMs then boot that build too).
+# config/debug.  Tests that boot their own VMs ("# runs-on: host") boot
+# that build too ($MS_OURS: the kernel under test), except:
+#  - a test whose header says "# kernels: both" compares ours with
+#    upstream itself (rmpp-interop): it always gets MS_OURS=ours (or
+#    debug);
+#  - a test whose header says "# ours-only: REASON" is not run under
+#    MS_KERNEL=upstream: it gets the one point
+#    "ok 1 - TEST # SKIP ours only: REASON".
+#
+# Each test's TAP output is also kept in build/logs/KIND/TEST.tap (KIND:
+# ours, upstream or debug), so that a run of one kernel does not overwrite
+# the other's; host/compare.sh (make check-compare) puts the two side by
+# side, and a check-upstream run prints that table at its end for the
+# tests it ran that have an ours run.
 #
 # MS_SOAK=1 (make soak) asks the tests that have a long form to run it
 # (more MADs, more cycles); such a test names its longer limit in a
@@ -29,8 +42,8 @@ ms_lock
 "$here/build.sh" "$kind"
 ms_build_progs
 [ "$kind" = upstream ] || ms_verify_overlay "$MS_BUILD/$kind"
-if [ "$kind" = debug ]; then
-	export MS_OURS=debug
+if [ "$kind" = ours ] || [ "$kind" = debug ]; then
+	export MS_OURS=$kind
 fi
 
 if [ $# -gt 0 ]; then
@@ -43,7 +56,8 @@ else
 	tests=("$MS_HARNESS"/tests/*.sh)
 fi
 
-mkdir -p "$MS_BUILD/logs"
+mkdir -p "$MS_BUILD/logs" "$MS_BUILD/logs/$kind"
+ran=()
 passed=0 failed=0 skipped=0 bad=()
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
@@ -58,9 +72,18 @@ for t in "${tests[@]}"; do
 	echo "=== $name (timeout ${tmo:-600}s, console: ${log#"$MS_TOP"/})"
 	t0=$(date +%s)
 	rc=0
-	if grep -q '^# runs-on: host' "$t"; then
+	ran+=("$name")
+	why=$(sed -n 's/^# ours-only: //p' "$t" | head -n 1)
+	# The kernel the test's own VMs boot.
+	under=$kind
+	[ "$kind" != upstream ] || ! grep -q '^# kernels: both' "$t" || under=ours
+	if [ "$kind" = upstream ] && [ -n "$why" ]; then
+		printf 'TAP version 13\n1..1\nok 1 - %s # SKIP ours only: %s\n' \
+			"$name" "$why" >"$log.out"
+		: >"$log"
+	elif grep -q '^# runs-on: host' "$t"; then
 		# It boots its own VMs (two joined by a wire, or two kernels).
-		timeout "${tmo:-600}" "$t" >"$log.out" 2>"$log" || rc=$?
+		MS_OURS=$under timeout "${tmo:-600}" "$t" >"$log.out" 2>"$log" || rc=$?
 	else
 		"$here/vm.sh" -k "$kind" -t "${tmo:-600}" -l "$log" "$t" >/dev/null || rc=$?
 	fi
@@ -84,10 +107,27 @@ for t in "${tests[@]}"; do
 	failed=$((failed + f))
 	[ "$f" -eq 0 ] || bad+=("$name")
 	echo "=== $name: $([ "$f" -eq 0 ] && echo PASS || echo FAIL) in $(($(date +%s) - t0))s"
+	{
+		tr -d '\r' <"$log.out"
+		echo "# check.sh verdict: $([ "$f" -eq 0 ] && echo PASS || echo FAIL)"
+	} >"$MS_BUILD/logs/$kind/$name.tap"
 done
 
 [ ${#bad[@]} -eq 0 ] || echo "failed tests: ${bad[*]}"
 summary="$passed passed, $failed failed"
 [ "$skipped" -eq 0 ] || summary+=", $skipped skipped"
 echo "$summary"
+# Ours beside upstream, for the tests of this run that have an ours run.
+if [ "$kind" = upstream ]; then
+	have=()
+	for name in "${ran[@]}"; do
+		[ ! -f "$MS_BUILD/logs/ours/$name.tap" ] || have+=("$name")
+	done
+	if [ ${#have[@]} -gt 0 ]; then
+		echo
+		"$here/compare.sh" "${have[@]}" || true
+	else
+		echo "no ours run of these tests in build/logs/ours: no comparison (make check first)"
+	fi
+fi
 [ "$failed" -eq 0 ]

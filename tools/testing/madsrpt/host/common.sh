@@ -146,8 +146,10 @@ ms_verify_config() {
 	[ $bad -eq 0 ] || ms_die "kernel config does not match the fragments"
 }
 
-# The build of our tree that tests booting their own VMs use: ours, or
-# debug under `make check-debug`.
+# The build that tests booting their own VMs use, the kernel under test:
+# ours, debug under `make check-debug`, upstream under `make
+# check-upstream` (check.sh sets it; rmpp-interop, which boots both
+# kernels itself, always gets ours or debug).
 MS_OURS=${MS_OURS:-ours}
 
 # Which QEMU accelerator the VMs use.  A writable /dev/kvm is not enough:
@@ -346,8 +348,9 @@ ms_build_kmod() {
 }
 
 # ms_kmod_vm NAME SECONDS ROLE [ARGS...]: the host half of a test whose VM
-# loads kmod/.  Builds kmod/ against our kernel ($MS_OURS: the detector
-# kernel under `make check-debug`), or prints a failed plan of one point
+# loads kmod/.  Builds kmod/ against the kernel under test ($MS_OURS: ours,
+# the detector kernel under `make check-debug`, the pristine one under
+# `make check-upstream`), or prints a failed plan of one point
 # and exits; prints a plan of one point, and runs guest/roles/ROLE ARGS in
 # a VM of that kernel for at most SECONDS (vm.sh stretches that for the
 # detector kernel), its console in build/logs/NAME-vm.console (check.sh
@@ -362,7 +365,7 @@ ms_kmod_vm() {
 	ms_lock
 	ms_build_kmod "$MS_OURS" >"$MS_BUILD/logs/kmod-$MS_OURS.log" 2>&1 || {
 		echo "1..1"
-		echo "not ok 1 - build kmod/ against our kernel (see build/logs/kmod-$MS_OURS.log)"
+		echo "not ok 1 - build kmod/ against the $MS_OURS kernel (see build/logs/kmod-$MS_OURS.log)"
 		exit 1
 	}
 	echo "TAP version 13"

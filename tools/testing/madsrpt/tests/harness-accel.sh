@@ -69,7 +69,7 @@ vmrun() {
 	rc=0
 	env -u MS_ACCEL -u MS_NO_KVM MS_QEMU="$work/qemu" \
 		MS_KVM_DEV="$work/kvm" MS_ACCEL_CACHE="$work/cache" "$@" \
-		"$here/host/vm.sh" -t "$tmo" -m 512 -c 1 -l "$work/console" \
+		"$here/host/vm.sh" -k "$MS_OURS" -t "$tmo" -m 512 -c 1 -l "$work/console" \
 		"$script" >"$work/out" 2>"$work/err" || rc=$?
 	accels=$(tr '\n' ' ' <"$work/accels")
 	accels=${accels% }
