@@ -8,6 +8,7 @@
  *   dm_query ... -g DGID raw METHOD ATTR MODIFIER
  *   dm_query ... -g DGID check IOC_GUID VENDOR_ID DEVICE_ID DEVICE_VERSION
  *   dm_query ... -l DLID profile | raw ...
+ *   dm_query ... -w MS ...
  *
  * DGID is the target port's GID (any inet_pton AF_INET6 form).  On RoCE
  * every MAD carries a GRH; QP1 with the well-known Q_Key is the target.
@@ -21,6 +22,11 @@
  * target's HCA.  Exit status: 0 on answers (all checks passed for "check"),
  * 1 on a timeout, a non-zero MAD status in "profile" or a failed check,
  * 2 on usage or setup errors.
+ * "profile" ends with "answers matching no request: N", the answers
+ * umad delivered while another TID was awaited; -w MS then also waits MS
+ * milliseconds for answers that come after the last one and counts them
+ * too (a request sent once must be answered to user space once, even
+ * when the fabric duplicated it or its answer).
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -56,6 +62,7 @@ struct dm_ctx {
 	uint16_t dlid;			/* non-zero: LID routed, no GRH */
 	uint64_t next_tid;
 	unsigned int strays;		/* answers to no outstanding request */
+	int drain_ms;			/* -w: wait this long for late strays */
 };
 
 struct dm_answer {
@@ -230,6 +237,24 @@ static int dm_profile(struct dm_ctx *ctx)
 	}
 	printf("I/O controllers found: %d\n", found);
 	return found ? 0 : 1;
+}
+
+/* dm_drain() - count the answers that arrive within -w's milliseconds. */
+static void dm_drain(struct dm_ctx *ctx)
+{
+	size_t size = umad_size() + MAD_SIZE;
+	void *umad = calloc(1, size);
+	int len;
+
+	if (!umad)
+		return;
+	for (;;) {
+		len = MAD_SIZE;
+		if (umad_recv(ctx->fd, umad, &len, ctx->drain_ms) < 0)
+			break;
+		ctx->strays++;
+	}
+	free(umad);
 }
 
 static int dm_raw(struct dm_ctx *ctx, char **argv)
@@ -610,7 +635,8 @@ static int dm_check(struct dm_ctx *ctx, const uint8_t *dgid, char **argv)
 static void dm_usage(void)
 {
 	fprintf(stderr,
-		"usage: dm_query [-d DEV] [-p PORT] [-x SGID_INDEX] [-t MS] [-r N] {-g DGID | -l DLID}\n"
+		"usage: dm_query [-d DEV] [-p PORT] [-x SGID_INDEX] [-t MS] [-r N] [-w MS]\n"
+		"                {-g DGID | -l DLID}\n"
 		"                profile | raw METHOD ATTR MODIFIER |\n"
 		"                check IOC_GUID VENDOR_ID DEVICE_ID DEVICE_VERSION\n");
 	exit(2);
@@ -623,7 +649,7 @@ int main(int argc, char **argv)
 	int port = 1, sgid_index = 0, opt, ret;
 	long mask[16 / sizeof(long)] = {};
 
-	while ((opt = getopt(argc, argv, "d:p:x:t:r:g:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:x:t:r:g:l:w:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev = optarg;
@@ -645,6 +671,9 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			ctx.dlid = strtoul(optarg, NULL, 0);
+			break;
+		case 'w':
+			ctx.drain_ms = atoi(optarg);
 			break;
 		default:
 			dm_usage();
@@ -677,8 +706,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dm_query: cannot register a DevMgt agent\n");
 		return 2;
 	}
-	if (!strcmp(argv[0], "profile"))
+	if (!strcmp(argv[0], "profile")) {
 		ret = dm_profile(&ctx);
+		if (ctx.drain_ms > 0)
+			dm_drain(&ctx);
+		printf("answers matching no request: %u\n", ctx.strays);
+	}
 	else if (!strcmp(argv[0], "raw") && argc == 4)
 		ret = dm_raw(&ctx, argv + 1);
 	else if (!strcmp(argv[0], "check") && argc == 5)
