@@ -31,7 +31,8 @@ for g in /sys/class/infiniband/$dev/ports/1/gids/*; do
 	fi
 done
 
-tap_plan 4
+tap_plan 5
+# Upstream 6.12 drops the IPv4-mapped responses: a claimed difference.
 rc=0
 if [ -n "$v4idx" ]; then
 	echo "# RoCE v2 IPv4-mapped GID at index $v4idx"
@@ -41,12 +42,14 @@ else
 	echo "# no RoCE v2 IPv4-mapped GID found"
 	rc=1
 fi
+[ $rc -eq 0 ] && tap_ok "umad_getresp over the IPv4-mapped GID [differs]" ||
+	tap_fail "umad_getresp over the IPv4-mapped GID [differs]"
 echo "# GID index 0"
+rc=0
 "$prog" -d $dev -p 1 -g 0 | sed 's/^/# /'
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
-
-[ $rc -eq 0 ] && tap_ok "umad_getresp over IPv4-mapped and index 0 GIDs" ||
-	tap_fail "umad_getresp over IPv4-mapped and index 0 GIDs"
+[ $rc -eq 0 ] && tap_ok "umad_getresp over GID index 0" ||
+	tap_fail "umad_getresp over GID index 0"
 
 "$prog" -d $dev -p 1 hold 30 >/tmp/hold.out &
 hold=$!
