@@ -165,17 +165,65 @@ tap_check "build progs/page_alias_io.c" \
 tap_check "default send queue: 512 KiB in 128 one-page descriptors, both ways" \
 	counted indirect 2 alias_both
 
-# reset_during_io OPT: sg_reset OPT while direct reads are in flight; the
-# reads may fail, but the reset must finish and so must the reader.
+# io_start: direct random reads of the SRP disk in the background (fio,
+# libaio, 8 in flight, for at most 120 s), its pid in $io_pid; returns
+# once the disk's counters show reads completing and reads in flight, or
+# fails saying why.  io_state says where the counters stand.
+io_start() {
+	io_disk=$(ms_srp_disk)
+	[ -n "$io_disk" ] || { echo "no SRP disk"; return 1; }
+	io_r0=$(io_reads)
+	fio --name=inflight --filename=/dev/$io_disk --ioengine=libaio \
+		--iodepth=8 --direct=1 --bs=64k --rw=randread --size=32M \
+		--time_based --runtime=120 --eta=never >/tmp/inflight.log 2>&1 &
+	io_pid=$!
+	ms_wait 30 io_flowing && return 0
+	echo "no reads in flight: $(io_state)"
+	cat /tmp/inflight.log
+	return 1
+}
+io_reads() {
+	local s
+
+	read -r -a s </sys/block/$io_disk/stat && echo "${s[0]}"
+}
+io_inflight() {
+	local r w
+
+	read -r r w </sys/block/$io_disk/inflight && echo $((r + w))
+}
+io_gone() {
+	! grep -qs '^State:[[:space:]]*[^Z]' /proc/$io_pid/status
+}
+io_flowing() {
+	! io_gone && [ "$(io_reads)" -ge $((io_r0 + 16)) ] &&
+	[ "$(io_inflight)" -gt 0 ]
+}
+io_state() {
+	echo "$(($(io_reads) - io_r0)) reads done, $(io_inflight) in flight," \
+	     "fio $(io_gone && echo ended || echo running)"
+}
+
+# io_end: the reader must end within 60 s of SIGTERM (its reads may have
+# failed), not hang on the disk.
+io_end() {
+	kill "$io_pid" 2>/dev/null
+	if ! ms_wait 60 io_gone; then
+		echo "fio still running 60 s after SIGTERM"
+		return 1
+	fi
+	wait "$io_pid"
+	return 0
+}
+
+# reset_during_io OPT: sg_reset OPT while direct reads are in flight (the
+# counters say so just before the reset); the reads may fail, but the
+# reset must finish and so must the reader.
 reset_during_io() {
-	local disk pid
-	disk=$(ms_srp_disk)
-	dd if=/dev/$disk of=/dev/null bs=64k count=1000 iflag=direct \
-		status=none 2>/dev/null &
-	pid=$!
-	sleep 1
-	kill -0 $pid 2>/dev/null || echo "# reads ended before the reset"
-	sg_reset "$1" /dev/$disk && timeout 180 tail --pid=$pid -f /dev/null
+	io_start || return 1
+	echo "at the reset: $(io_state)"
+	timeout 180 sg_reset "$1" /dev/$io_disk || { io_end; return 1; }
+	io_end
 }
 tap_check "LUN reset (sg_reset -d) during reads" reset_during_io -d
 tap_check "I/O after LUN reset" verify 64k 8 50
@@ -205,12 +253,12 @@ tap_check "INQUIRY into 4 KiB after a READ: no old target memory sent" \
 	/tmp/srp_resid stale /dev/$(ms_srp_disk)
 
 removal() {
-	(dd if=/dev/$(ms_srp_disk) of=/dev/null bs=64k count=2000 iflag=direct \
-		status=none 2>/dev/null &)
-	sleep 1
+	io_start || return 1
+	echo "at the link delete: $(io_state)"
 	# Returns only once ib_srpt has released every channel of the device.
 	timeout 120 rdma link delete $dev &&
-	ms_wait 60 sh -c "! ls /sys/class/infiniband/$dev"
+	ms_wait 60 sh -c "! ls /sys/class/infiniband/$dev" &&
+	io_end
 }
 tap_check "rdma link delete during I/O" removal
 
