@@ -10,8 +10,11 @@
 # If that work can still run once ib_srpt's remove callback has
 # unregistered the agents (upstream 6.12 unregisters the agents before
 # the event handler and cancels the work last), an agent outlives its
-# client and its port: the MAD layer names it and warns when the port
-# goes, which fails the run.  ibdevsim's removal_events knob raises
+# client and its port.  The MAD layer's own trace events, upstream's
+# (ib_mad_create_agent, ib_mad_unregister_agent), tell: every agent
+# created on a device of node 3 must have been unregistered by the end
+# of the cycles, whichever MAD layer runs (ours also names such an agent
+# and warns, which fails the run).  ibdevsim's removal_events knob raises
 # LID_CHANGE on every port about every millisecond for the whole of
 # ib_unregister_device(), as hardware may; each cycle also checks that
 # ib_srpt took the new HCA (IsDeviceManagementSupported on both ports).
@@ -52,6 +55,22 @@ dm_ports() {
 	[ $n = 2 ]
 }
 
+# The MAD agents' lives, from the MAD layer's trace events.
+tr=/sys/kernel/tracing
+agent_events() {
+	local e
+
+	for e in ib_mad_create_agent ib_mad_unregister_agent; do
+		echo "$1" >$tr/events/ib_mad/$e/enable || return 1
+	done
+}
+[ -d $tr/events ] || mount -t tracefs nodev $tr
+echo 4096 >$tr/buffer_size_kb
+echo >$tr/trace
+agent_events 1 || echo "# could not enable ib_mad_create_agent, ib_mad_unregister_agent"
+
+# node 3's device indexes, one per cycle
+idxs=()
 cycle() {
 	local i d sent0
 
@@ -62,6 +81,7 @@ cycle() {
 		echo "3 1 10 5" >$sys/new_cable &&
 		echo "3 2 10 6" >$sys/new_cable || return 1
 		d=$(hca3) || { echo "cycle $i: node 3 has no ib_device"; return 1; }
+		idxs+=("$(rdma dev show "$d" | sed -n 's/^\([0-9]*\): .*/\1/p')")
 		if ! ms_wait 10 dm_ports "$d"; then
 			echo "cycle $i: ib_srpt did not take $d"
 			return 1
@@ -77,8 +97,36 @@ tap_here "$cycles x: HCA added (ib_srpt's DM agents on it), removed amid port ev
 	cycle
 dmesg | grep -E "still registered|ib_srpt" | tail -n 4 | sed 's/^/# /'
 
-tap_check "no MAD agent left behind (the MAD layer names none)" \
-	sh -c '! dmesg | grep -q "still registered"'
+# hi_tids EVENT: the hi_tid of each EVENT line on a device of node 3.
+hi_tids() {
+	local i
+
+	for i in "${idxs[@]}"; do
+		grep -E " $1: $i:[0-9]+ mad agent : hi_tid " /tmp/agents.txt |
+			sed 's/.*hi_tid \(0x[0-9a-f]*\).*/\1/'
+	done | sort
+}
+no_agent_left() {
+	local made gone left
+
+	agent_events 0
+	cat $tr/trace >/tmp/agents.txt
+	made=$(hi_tids ib_mad_create_agent)
+	gone=$(hi_tids ib_mad_unregister_agent)
+	left=$(comm -23 <(echo "$made") <(echo "$gone"))
+	echo "node 3's devices ${idxs[*]}: $(grep -c . <<<"$made") agents" \
+	     "created, $(grep -c . <<<"$gone") unregistered"
+	[ -z "$left" ] || {
+		echo "left behind:"
+		grep -F -f <(echo "$left") /tmp/agents.txt
+	}
+	# ib_srpt's two DM agents at least, every cycle; none left; and no
+	# MAD layer naming an agent still registered when its port went.
+	[ "$(grep -c . <<<"$made")" -ge $((2 * cycles)) ] && [ -z "$left" ] &&
+	! dmesg | grep -q "still registered"
+}
+tap_here "no MAD agent left behind (the MAD layer's agent trace events)" \
+	no_agent_left
 
 # ib_srpt still serves ibdevsim1: its DM agent answers IOUnitInfo.
 dm_still() {
