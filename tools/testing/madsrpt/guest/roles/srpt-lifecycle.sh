@@ -437,10 +437,15 @@ done
 
 # Unreclaimable slab, logged in and idle as after round 1.  One-time
 # allocations happen in round 1; later rounds must not grow it by more
-# than a fixed 2 MiB plus 16 KiB a cycle.
+# than a fixed 512 KiB plus 16 KiB a cycle.  Measured under make check
+# (5 later cycles, 2026-12-04): +64 kB, against a limit of 592 kB, about
+# 118 kB a cycle (it was 2 MiB plus 16 KiB a cycle, 425 kB a cycle there).
+# The fixed part is for the slab caches' per-CPU partial lists, which
+# move by tens of kB between two reads with nothing leaking; one
+# channel's leaked rings (srp_sq_size I/O contexts) exceed it in a cycle.
 slab2=$(sunreclaim)
 later=$((nkinds * (cycles - 1)))
-limit=$((2048 + 16 * later))
+limit=$((512 + 16 * later))
 grow=$((slab2 - ${slab1:-0}))
 msg="SUnreclaim ${slab1:-?} kB after round 1, $slab2 kB after $later more cycles (limit +$limit kB)"
 if [ -n "${slab1:-}" ] && [ "$grow" -le "$limit" ]; then
