@@ -13,10 +13,12 @@
 #
 # OURS and UPSTREAM are "ok", "not ok", "skip", "absent" (the run did not
 # print that point, or there was no run), or "ours only" (a test whose
-# header says "# ours-only:", skipped by check-upstream).  Points are
-# matched by their description, digits and a " # SKIP" reason left out (a
-# point may name a count or a LID).  Each test ends with a row of
-# check.sh's verdict for it.
+# header says "# ours-only:", skipped by check-upstream, or a point
+# skipped as "# SKIP ours only").  Points are matched by their
+# description with digits and a " # SKIP" reason left out (a point may
+# name a count or a LID), or else by what comes before its first ": " or
+# a parenthesised tail (a failing point may say more than a passing one).
+# Each test ends with a row of check.sh's verdict for it.
 #
 # A point whose description contains "[differs]" claims a difference from
 # upstream 6.12 (Documentation/infiniband/testing.rst): it must fail on
@@ -57,11 +59,24 @@ function desc(line) {
 	sub(/ # [Ss][Kk][Ii][Pp].*$/, "", line)
 	return line
 }
-# read(FILE, SIDE): the top-level points of FILE into res[SIDE, key],
-# their order into keys[], the verdict into verdict[SIDE].
-function read(file, side,    line, d, k, n, seen) {
+# full(D): D with its digits left out; short(D): also without what follows
+# its first ": " and a parenthesised tail, the " [differs]" mark (a failing
+# point may say more, or other numbers, than a passing one).
+function full(d) {
+	gsub(/[0-9]+/, "N", d)
+	return d
+}
+function short(d) {
+	sub(/ \[differs\]/, "", d)
+	sub(/: .*$/, "", d)
+	sub(/ \([^()]*\)$/, "", d)
+	return full(d)
+}
+# read(FILE, SIDE): the top-level points of FILE: n[SIDE], and for each
+# point I d[SIDE, I], r[SIDE, I]; the verdict into verdict[SIDE].
+function read(file, side,    line) {
 	verdict[side] = "absent"
-	npoints[side] = 0
+	n[side] = 0
 	while ((getline line < file) > 0) {
 		if (line ~ /^# check.sh verdict: /) {
 			verdict[side] = substr(line, 21)
@@ -69,59 +84,69 @@ function read(file, side,    line, d, k, n, seen) {
 		}
 		if (line !~ /^(not )?ok( |$)/)
 			continue
-		d = desc(line)
-		k = d
-		gsub(/[0-9]+/, "N", k)
-		seen[k]++
-		if (seen[k] > 1)
-			k = k " (#" seen[k] ")"
-		res[side, k] = result(line)
-		npoints[side]++
-		if (!(k in name)) {
-			name[k] = d
-			keys[++nkeys] = k
-		}
+		n[side]++
+		d[side, n[side]] = desc(line)
+		r[side, n[side]] = result(line)
 	}
 	close(file)
 }
 function row(t, p, o, u, note) {
 	printf "%-18s %-62s %-9s %-9s %s\n", t, substr(p, 1, 62), o, u, note
 }
+# match_up(I): the upstream point for ours point I: the first unused one
+# with the same full() description, else with the same short() one; 0.
+function match_up(i,    j) {
+	for (j = 1; j <= n["u"]; j++)
+		if (!used[j] && full(d["u", j]) == full(d["o", i]))
+			return j
+	for (j = 1; j <= n["u"]; j++)
+		if (!used[j] && short(d["u", j]) == short(d["o", i]))
+			return j
+	return 0
+}
+function judge(t, name, o, u,    note) {
+	note = ""
+	if (name ~ /\[differs\]/) {
+		if (u == "ok") {
+			note = "CLAIMS A DIFFERENCE BUT PASSES ON UPSTREAM"
+			flagged++
+		} else if (u == "not ok")
+			note = "differs: fails on upstream"
+		else
+			note = "differs: no upstream result"
+	} else if ((o == "ok" && u == "not ok") || (o == "not ok" && u == "ok"))
+		note = "<- not the same"
+	row(t, name, o, u, note)
+}
 BEGIN {
 	row("TEST", "POINT", "OURS", "UPSTREAM", "NOTE")
 	flagged = 0
-	for (i = 1; i < ARGC; i++) {
-		t = ARGV[i]
-		delete res
-		delete name
-		delete keys
-		nkeys = 0
+	for (a = 1; a < ARGC; a++) {
+		t = ARGV[a]
+		delete d
+		delete r
+		delete used
 		read(ours "/" t ".tap", "o")
 		read(up "/" t ".tap", "u")
-		# A test skipped as ours only: one point on upstream stands
+		# A test skipped as ours only: its one upstream point stands
 		# for every point of ours.
-		uonly = (npoints["u"] == 1 && res["u", keys[nkeys]] == "ours only")
-		for (j = 1; j <= nkeys; j++) {
-			k = keys[j]
-			o = ((("o", k) in res) ? res["o", k] : "absent")
-			u = ((("u", k) in res) ? res["u", k] : "absent")
-			if (uonly && o == "absent")
+		uonly = (n["u"] == 1 && r["u", 1] == "ours only")
+		for (i = 1; i <= n["o"]; i++) {
+			if (uonly) {
+				used[1] = 1
+				judge(t, d["o", i], r["o", i], "ours only")
 				continue
-			if (uonly)
-				u = "ours only"
-			note = ""
-			if (name[k] ~ /\[differs\]/) {
-				if (u == "ok") {
-					note = "CLAIMS A DIFFERENCE BUT PASSES ON UPSTREAM"
-					flagged++
-				} else if (u == "not ok")
-					note = "differs: fails on upstream"
-				else
-					note = "differs: no upstream result"
-			} else if (o != u && u != "ours only" && o != "absent" && u != "absent")
-				note = "<- not the same"
-			row(t, name[k], o, u, note)
+			}
+			j = match_up(i)
+			if (j) {
+				used[j] = 1
+				judge(t, d["o", i], r["o", i], r["u", j])
+			} else
+				judge(t, d["o", i], r["o", i], "absent")
 		}
+		for (j = 1; j <= n["u"]; j++)
+			if (!used[j])
+				judge(t, d["u", j], "absent", r["u", j])
 		row(t, "(check.sh verdict)", verdict["o"], verdict["u"], "")
 	}
 	if (flagged)
