@@ -125,7 +125,9 @@ no_agent_left() {
 	[ "$(grep -c . <<<"$made")" -ge $((2 * cycles)) ] && [ -z "$left" ] &&
 	! dmesg | grep -q "still registered"
 }
-tap_here "no MAD agent left behind (the MAD layer's agent trace events)" \
+# Upstream 6.12's ib_srpt leaves agents behind here (seen 2026-12-04: 4 of
+# its DM agents in 20 cycles): the point claims a difference.
+tap_here "no MAD agent left behind (the MAD layer's agent trace events) [differs]" \
 	no_agent_left
 
 # ib_srpt still serves ibdevsim1: its DM agent answers IOUnitInfo.
