@@ -21,7 +21,9 @@
 # final ACK of a one-segment response, which says "window 1", for an old
 # one and timed out a few seconds later, which ended the responder (we
 # now grant one segment, as upstream does).  The responder prints why it
-# stopped, the client our MAD counters.
+# stopped, the client our MAD counters.  It boots both kernels itself, so
+# under check-upstream too it pairs ours (MS_OURS=ours) with upstream.
+# kernels: both
 # runs-on: host
 # timeout: 3600
 
