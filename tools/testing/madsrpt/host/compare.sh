@@ -15,8 +15,8 @@
 # print that point, or there was no run), or "ours only" (a test whose
 # header says "# ours-only:", skipped by check-upstream, or a point
 # skipped as "# SKIP ours only").  Points are matched by their
-# description with digits and a " # SKIP" reason left out (a point may
-# name a count or a LID), or else by what comes before its first ": " or
+# description with numbers and a " # SKIP" reason left out (a point may
+# name a count, a LID or a GUID), or else by what comes before its first ": " or
 # a parenthesised tail (a failing point may say more than a passing one).
 # Each test ends with a row of check.sh's verdict for it.
 #
@@ -59,10 +59,11 @@ function desc(line) {
 	sub(/ # [Ss][Kk][Ii][Pp].*$/, "", line)
 	return line
 }
-# full(D): D with its digits left out; short(D): also without what follows
+# full(D): D with its numbers (and 0x... hex) left out; short(D): also without what follows
 # its first ": " and a parenthesised tail, the " [differs]" mark (a failing
 # point may say more, or other numbers, than a passing one).
 function full(d) {
+	gsub(/0x[0-9a-fA-F]+/, "N", d)
 	gsub(/[0-9]+/, "N", d)
 	return d
 }
