@@ -13,7 +13,8 @@
 # (-e, limited by a rules file to ibdevsim1 port 1) and subscribed to the
 # SA's trap reports on its UD QP, and ib_srpt is loaded only after that:
 # setting IsDeviceManagementSupported makes the HCA's SMA send Trap 144,
-# opensm sweeps (the SA then lists the capability) and reports it, and
+# opensm says it sweeps for that trap (the SA then lists the capability)
+# and reports it, and
 # srp_daemon logs ib_srp in over IB CM without being told (fio verifies
 # 8 MiB of random writes).  One-shot
 # ibsrpdm -c and srp_daemon -o -c print the same target's login line.
@@ -32,7 +33,10 @@ acl=0x00000000000000000002c90300001001
 ini_ip=10.21.0.1 tgt_ip=10.21.0.2
 
 tap_check "ibdevsim loads, 2 HCAs, a switch, 4 cables" ms_ibsim_fabric
-ms_ibsim_opensm
+# opensm logs at VERBOSE too (-D 0x07: error, info, verbose), where it
+# says which trap made it sweep: ib_srpt's IsDeviceManagementSupported
+# must reach the SA through the sweep the HCA's Trap 144 asks for.
+ms_ibsim_opensm -D 0x07
 tap_check "opensm brings every port ACTIVE with a LID" \
 	ms_wait 120 ms_ibsim_all_active
 
@@ -111,17 +115,28 @@ target() {
 	modprobe ib_srpt && modprobe target_core_file &&
 	ms_srpt_target $wwn /tmp/lun0 $((64 << 20)) 0 $acl
 }
+# opensm's log from here on: traps 144 before (opensm's own IsSM, as it
+# starts) do not count.
+log_mark=$(wc -l </tmp/opensm.log)
 tap_check "ib_srpt loads: target on ibdevsim1 port 1, LUN and ACL" target
 
-# The capability reaches the SA through Trap 144 and opensm's sweep; a
-# periodic light sweep alone does not read it again.
+# The capability reaches the SA through Trap 144 and the heavy sweep it
+# asks for: since ib_srpt loaded, opensm must have received a Trap 144
+# and said it swept for a trap 144, which no periodic sweep and no other
+# trap makes it say; and the SA lists the ports.
 sa_dm_ports() {
+	local log
+
+	log=$(tail -n +$((log_mark + 1)) /tmp/opensm.log)
+	grep -q "Received Generic Notice .* num:144 " <<<"$log" &&
+	grep -q "Forcing heavy sweep. Received trap:144" <<<"$log" &&
 	[ "$(saquery -C ibdevsim0 -P 1 PortInfoRecord 2>/dev/null |
 		grep -c IsDeviceManagementSupported)" -eq 4 ]
 }
-tap_check "Trap 144: the SA lists the 4 ports with IsDeviceManagementSupported" \
+tap_check "Trap 144: opensm swept for it; the SA lists the 4 ports with IsDeviceManagementSupported" \
 	ms_wait 30 sa_dm_ports
-grep -m 3 -i "trap" /tmp/opensm.log | sed 's/^/# opensm: /'
+tail -n +$((log_mark + 1)) /tmp/opensm.log |
+	grep -m 4 -E "num:144|Received trap:144" | sed 's/^/# opensm: /'
 
 tap_check "srp_daemon hears of the target and logs ib_srp in over IB CM" \
 	ms_wait 90 ms_srp_disk
