@@ -13,6 +13,10 @@
 # rdma_rxe, mlx5_ib and mlx4_ib loading against our ib_core, SRP logins
 # over RDMA/CM on rxe and over IB CM on ibdevsim with fio verifying, then
 # dpkg -r, Debian's ib_core back and the RDMA/CM login again.
+# Under `make check-upstream` it is not run (check.sh prints one SKIP
+# point): what it tests is our package; Debian's stock modules alone
+# are Debian's build, not the pristine build the other tests compare.
+# ours-only: installs our DKMS package on Debian's kernel
 # runs-on: host
 # timeout: 1200
 
