@@ -95,6 +95,7 @@ static struct srpt_send_ioctx *srpt_get_send_ioctx(struct srpt_rdma_ch *ch)
 	ioctx->state = SRPT_STATE_NEW;
 	ioctx->n_rdma = 0;
 	ioctx->n_rw_ctx = 0;
+	ioctx->rw_len = 0;
 	ioctx->rw_ctxs = NULL;
 	ioctx->queue_status_only = false;
 	ioctx->local = false;
@@ -256,8 +257,10 @@ void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx)
 	for (i = 0; i < ioctx->n_rw_ctx; i++) {
 		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
 
-		rdma_rw_ctx_destroy(&ctx->rw, ch->qp, ch->sport->port, ctx->sg,
-				    ctx->nents, ioctx->rw_dir);
+		if (ctx->mapped)
+			rdma_rw_ctx_destroy(&ctx->rw, ch->qp, ch->sport->port,
+					    ctx->sg, ctx->mapped,
+					    ioctx->rw_dir);
 		target_free_sgl(ctx->sg, ctx->nents);
 	}
 	if (ioctx->rw_ctxs != &ioctx->s_rw_ctx)
@@ -265,6 +268,87 @@ void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx)
 	ioctx->rw_ctxs = NULL;
 	ioctx->n_rw_ctx = 0;
 	ioctx->n_rdma = 0;
+	ioctx->rw_len = 0;
+}
+
+/*
+ * Set @ctx up again to move only the first @len bytes of its buffer, which
+ * it held in full. The entry where the data ends is shortened; the pages
+ * past it stay in @ctx->sg, to be freed with the command.
+ */
+static int srpt_rw_ctx_cut(struct srpt_send_ioctx *ioctx,
+			   struct srpt_rw_ctx *ctx, u32 len)
+{
+	struct srpt_rdma_ch *ch = ioctx->ch;
+	struct scatterlist *s;
+	unsigned int i, n = 0;
+	u32 left = len;
+	int ret;
+
+	if (ctx->mapped)
+		rdma_rw_ctx_destroy(&ctx->rw, ch->qp, ch->sport->port, ctx->sg,
+				    ctx->mapped, ioctx->rw_dir);
+	ctx->mapped = 0;
+	ctx->n_wrs = 0;
+	for_each_sg(ctx->sg, s, ctx->nents, i) {
+		n++;
+		if (s->length >= left) {
+			s->length = left;
+			break;
+		}
+		left -= s->length;
+	}
+	ret = rdma_rw_ctx_init(&ctx->rw, ch->qp, ch->sport->port, ctx->sg, n,
+			       0, ctx->raddr, ctx->rkey, ioctx->rw_dir);
+	if (ret < 0)
+		return ret;
+	ctx->mapped = n;
+	ctx->n_wrs = ret;
+	ctx->len = len;
+	return 0;
+}
+
+/**
+ * srpt_trim_rw_ctxs - make the RDMA WRITEs of a read carry only its data
+ * @ioctx: a read whose contexts move @ioctx->rw_len bytes.
+ * @len: the bytes the command produced (cmd->data_length when LIO asks for
+ *	the response), less than @ioctx->rw_len.
+ *
+ * The contexts were set up for the length LIO expected before the command
+ * ran; a backend may produce less (target_complete_cmd_with_length()), and
+ * the initiator's memory past that must not be written. The context where
+ * the data ends is set up again for the bytes up to there, those after it
+ * are left out of the transfer (&srpt_rw_ctx.n_wrs 0) and @ioctx->n_rdma
+ * counts what is left. Calling it again after a failure is safe.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or a negative errno when a context could not be set up again
+ * (the transfer is then not to be posted).
+ */
+int srpt_trim_rw_ctxs(struct srpt_send_ioctx *ioctx, u32 len)
+{
+	u32 i, left = len, n_rdma = 0;
+	int ret;
+
+	for (i = 0; i < ioctx->n_rw_ctx; i++) {
+		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
+
+		if (!left) {
+			ctx->n_wrs = 0;
+			ctx->len = 0;
+			continue;
+		}
+		if (left < ctx->len) {
+			ret = srpt_rw_ctx_cut(ioctx, ctx, left);
+			if (ret)
+				return ret;
+		}
+		left -= ctx->len;
+		n_rdma += ctx->n_wrs;
+	}
+	ioctx->n_rdma = n_rdma;
+	ioctx->rw_len = len;
+	return 0;
 }
 
 /*
@@ -318,6 +402,11 @@ static int srpt_alloc_rw_ctxs(struct srpt_send_ioctx *ioctx,
 			target_free_sgl(ctx->sg, ctx->nents);
 			goto err_free;
 		}
+		ctx->mapped = ctx->nents;
+		ctx->raddr = be64_to_cpu(db->va);
+		ctx->rkey = be32_to_cpu(db->key);
+		ctx->len = part;
+		ctx->n_wrs = ret;
 		ioctx->n_rdma += ret;
 		ioctx->n_rw_ctx++;
 		left -= part;
@@ -397,6 +486,7 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 		srpt_free_rw_ctxs(ioctx->ch, ioctx);
 		return TCM_INVALID_FIELD_IN_COMMAND_IU;
 	}
+	ioctx->rw_len = cmd->data_length;
 	cmd->t_data_sg = sg;
 	cmd->t_data_nents = sg_cnt;
 	cmd->se_cmd_flags |= SCF_PASSTHROUGH_SG_TO_MEM_NOALLOC;

@@ -86,15 +86,23 @@ static int srpt_init_nodeacl(struct se_node_acl *se_nacl, const char *name)
 	return 0;
 }
 
+/*
+ * -ENOMEM when the send queue is full: LIO then queues the command on its
+ * device's queue-full list and calls here again from its work.
+ */
 static int srpt_queue_data_in(struct se_cmd *cmd)
 {
-	srpt_queue_response(cmd);
-	return 0;
+	return srpt_queue_response(cmd);
 }
 
+/* LIO has no retry for TMF responses: one that does not fit is dropped. */
 static void srpt_queue_tm_rsp(struct se_cmd *cmd)
 {
-	srpt_queue_response(cmd);
+	int ret = srpt_queue_response(cmd);
+
+	if (ret)
+		srpt_drop_rsp(container_of(cmd, struct srpt_send_ioctx, cmd),
+			      ret);
 }
 
 static int srpt_enable_tpg(struct se_portal_group *se_tpg, bool enable)

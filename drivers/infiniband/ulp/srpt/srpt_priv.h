@@ -174,12 +174,23 @@ struct srpt_recv_ioctx {
  * struct srpt_rw_ctx - one remote buffer of a command
  * @rw: rdma_rw context moving data to or from the remote buffer.
  * @sg: local scatterlist for that buffer.
- * @nents: number of entries in @sg.
+ * @nents: number of entries in @sg (its pages).
+ * @mapped: entries of @sg that @rw maps, 0 when @rw is not set up.
+ * @raddr: the remote buffer's address.
+ * @rkey: its R_Key.
+ * @len: bytes of the remote buffer that @rw moves.
+ * @n_wrs: work requests @rw posts; 0 when it moves nothing (a read whose
+ *	data ended in an earlier buffer).
  */
 struct srpt_rw_ctx {
 	struct rdma_rw_ctx	rw;
 	struct scatterlist	*sg;
 	unsigned int		nents;
+	unsigned int		mapped;
+	u64			raddr;
+	u32			rkey;
+	u32			len;
+	u32			n_wrs;
 };
 
 /**
@@ -196,6 +207,7 @@ struct srpt_rw_ctx {
  * @cmd: LIO command.
  * @n_rdma: work requests the data transfer needs.
  * @n_rw_ctx: entries in @rw_ctxs.
+ * @rw_len: bytes the work requests of @rw_ctxs move.
  * @queue_status_only: send status without the data of a read.
  * @local: the response was built by ib_srpt, LIO never saw the request.
  * @rw_dir: DMA direction of the local buffers of @rw_ctxs.
@@ -213,6 +225,7 @@ struct srpt_send_ioctx {
 	struct se_cmd		cmd;
 	u32			n_rdma;
 	u32			n_rw_ctx;
+	u32			rw_len;
 	bool			queue_status_only;
 	bool			local;
 	enum dma_data_direction	rw_dir;
@@ -626,10 +639,12 @@ bool srpt_test_and_set_cmd_state(struct srpt_send_ioctx *ioctx,
 				 enum srpt_command_state old,
 				 enum srpt_command_state new);
 int srpt_write_pending(struct se_cmd *se_cmd);
-void srpt_queue_response(struct se_cmd *cmd);
+int srpt_queue_response(struct se_cmd *cmd);
+void srpt_drop_rsp(struct srpt_send_ioctx *ioctx, int err);
 int srpt_queue_status(struct se_cmd *cmd);
 void srpt_aborted_task(struct se_cmd *cmd);
 void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx);
+int srpt_trim_rw_ctxs(struct srpt_send_ioctx *ioctx, u32 len);
 int srpt_build_cmd_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 		       u64 tag, int status);
 int srpt_build_tskmgmt_rsp(struct srpt_rdma_ch *ch,

@@ -183,7 +183,7 @@ static int srpt_post_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 	int ret;
 
 	if (atomic_sub_return(1 + ioctx->n_rdma, &ch->sq_wr_avail) < 0) {
-		pr_warn_ratelimited("%s: send queue full\n", ch->sess_name);
+		pr_debug("%s: send queue full\n", ch->sess_name);
 		ret = -ENOMEM;
 		goto err_undo;
 	}
@@ -352,17 +352,50 @@ static u8 srpt_tmr_rsp_code(enum tcm_tmrsp_table response)
 	}
 }
 
+/*
+ * Chain the RDMA WRITEs of a read's data in front of *@first: only the
+ * cmd->data_length bytes the command produced, which may be fewer than the
+ * contexts were set up for (srpt_trim_rw_ctxs()).
+ */
+static int srpt_chain_data_in(struct srpt_send_ioctx *ioctx,
+			      struct ib_send_wr **first)
+{
+	struct srpt_rdma_ch *ch = ioctx->ch;
+	int i, ret;
+
+	if (ioctx->cmd.data_length < ioctx->rw_len) {
+		ret = srpt_trim_rw_ctxs(ioctx, ioctx->cmd.data_length);
+		if (ret)
+			return ret;
+	}
+	for (i = ioctx->n_rw_ctx - 1; i >= 0; i--) {
+		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
+
+		if (ctx->n_wrs)
+			*first = rdma_rw_ctx_wrs(&ctx->rw, ch->qp,
+						 ch->sport->port, NULL, *first);
+	}
+	return 0;
+}
+
 /**
  * srpt_queue_response - send the response of a command or TMF
  * @cmd: the command.
  *
  * For a successful read the RDMA WRITEs of its data are chained in front of
- * the SRP_RSP. If nothing can be posted the command is dropped; the
- * initiator's timeout handling recovers it.
+ * the SRP_RSP. When the send queue has no room for them (other commands'
+ * transfers fill it), nothing is posted and the command stays as it was, so
+ * that the caller can try again: LIO does for -ENOMEM from queue_data_in.
+ * Other failures end the command without a response; the initiator's
+ * timeout handling recovers it.
  *
- * Context: LIO callback, possibly the CQ context; must not sleep.
+ * Context: LIO callback. For a read whose data is shorter than its buffers
+ * process context (LIO's completion work), as it may sleep; otherwise any
+ * context, possibly the CQ context.
+ * Return: 0 when the response was posted or the command ended, -ENOMEM
+ * when it should be tried again.
  */
-void srpt_queue_response(struct se_cmd *cmd)
+int srpt_queue_response(struct se_cmd *cmd)
 {
 	struct srpt_send_ioctx *ioctx =
 		container_of(cmd, struct srpt_send_ioctx, cmd);
@@ -370,7 +403,7 @@ void srpt_queue_response(struct se_cmd *cmd)
 	struct ib_send_wr send, *first = &send;
 	enum srpt_command_state state;
 	struct ib_sge sge;
-	int i, len;
+	int len, ret;
 
 	state = ioctx->state;
 	switch (state) {
@@ -385,7 +418,7 @@ void srpt_queue_response(struct se_cmd *cmd)
 	default:
 		WARN_ONCE(1, "%s: response in state %d\n", ch->sess_name,
 			  state);
-		return;
+		return 0;
 	}
 
 	if (state == SRPT_STATE_MGMT) {
@@ -395,24 +428,47 @@ void srpt_queue_response(struct se_cmd *cmd)
 	} else {
 		if (cmd->data_direction == DMA_FROM_DEVICE &&
 		    cmd->data_length && !ioctx->queue_status_only) {
-			for (i = ioctx->n_rw_ctx - 1; i >= 0; i--)
-				first = rdma_rw_ctx_wrs(&ioctx->rw_ctxs[i].rw,
-							ch->qp, ch->sport->port,
-							NULL, first);
+			ret = srpt_chain_data_in(ioctx, &first);
+			if (ret)
+				goto err_state;
 		}
 		len = srpt_build_cmd_rsp(ch, ioctx, cmd->tag,
 					 cmd->scsi_status);
 	}
 
-	if (!srpt_post_rsp(ch, ioctx, first, &send, &sge, len))
-		return;
+	ret = srpt_post_rsp(ch, ioctx, first, &send, &sge, len);
+	if (!ret)
+		return 0;
+err_state:
+	ioctx->state = state;
+	if (ret == -ENOMEM)
+		return ret;
+	srpt_drop_rsp(ioctx, ret);
+	return 0;
+}
+
+/**
+ * srpt_drop_rsp - end a command whose response cannot be sent
+ * @ioctx: the command, in the state it had before its response.
+ * @err: why, for the log.
+ *
+ * Context: LIO callback; must not sleep.
+ */
+void srpt_drop_rsp(struct srpt_send_ioctx *ioctx, int err)
+{
+	pr_warn_ratelimited("%s: tag %#llx: response dropped (%d)\n",
+			    ioctx->ch->sess_name, ioctx->cmd.tag, err);
 	srpt_set_cmd_state(ioctx, SRPT_STATE_DONE);
-	target_put_sess_cmd(cmd);
+	target_put_sess_cmd(&ioctx->cmd);
 }
 
 /**
  * srpt_queue_status - send a status-only response
  * @cmd: the command.
+ *
+ * Not retried: LIO ignores what queue_status returns on some of its paths
+ * (target_send_busy(), aborts), so a response that finds the send queue
+ * full is dropped here, as any other that cannot be posted.
  *
  * Context: LIO callback; must not sleep.
  * Return: 0.
@@ -421,10 +477,13 @@ int srpt_queue_status(struct se_cmd *cmd)
 {
 	struct srpt_send_ioctx *ioctx =
 		container_of(cmd, struct srpt_send_ioctx, cmd);
+	int ret;
 
 	WARN_ON_ONCE(ioctx->sense_data != cmd->sense_buffer);
 	ioctx->queue_status_only = true;
-	srpt_queue_response(cmd);
+	ret = srpt_queue_response(cmd);
+	if (ret)
+		srpt_drop_rsp(ioctx, ret);
 	return 0;
 }
 

@@ -23,7 +23,13 @@
  *               and the channel keeps working (also for descriptors whose
  *               direction contradicts a READ or WRITE CDB);
  *   read-short  reads into buffers larger than the data: the residual is
- *               reported and every byte past the data is left untouched;
+ *               reported and every byte past the data is left untouched,
+ *               also where the data turns out shorter only once the
+ *               command has run (REPORT LUNS);
+ *   read-burst  RG_BURST_N reads of 1 MiB at once; run with a target send
+ *               queue of 16 (srp_sq_size), which holds the work requests
+ *               of 3 of them: every read must be answered with its data
+ *               within 30 s;
  *   bad-rkey    a READ and a WRITE whose descriptor has an R_Key we never
  *               registered: the target's RDMA fails, and it must close
  *               the channel within 8 s;
@@ -122,7 +128,9 @@ enum {
 #define RG_NRECV	512		/* receive buffers */
 #define RG_SLOT		1024		/* bytes per send slot and receive */
 #define RG_BIG		16384		/* the slot for IUs with immediate data */
-#define RG_DATA		(128 * 1024)	/* data buffers the target reaches */
+#define RG_DATA		(8 << 20)	/* data buffers the target reaches */
+#define RG_BURST_N	8		/* reads of read-burst, at once */
+#define RG_BURST_LEN	(1024 * 1024)	/* bytes each */
 #define RG_TAGS		4096		/* responses remembered, by tag */
 #define RG_IU_LEN	8192		/* request IU length asked at login */
 #define RG_IMM_OFF	64		/* offset of immediate data asked */
@@ -1243,6 +1251,36 @@ static int case_read_short(void)
 		bad |= fail("INQUIRY: no data arrived");
 	bad |= check_fill("INQUIRY", buf, 36, 4096, PATTERN);
 
+	/*
+	 * REPORT LUNS allocating 4 KiB: LIO learns the length of the list
+	 * (8 bytes per LUN and the header) only when it runs the command.
+	 */
+	memset(buf, PATTERN, 4096);
+	{
+		uint8_t rl[12] = { 0xa0 };
+
+		put_be32(rl + 6, 4096);
+		tag = rg_cmd(&r, iu, rl, 12);
+	}
+	iu[CMD_BUF_FMT] = SRP_DESC_DIRECT;
+	iu[CMD_IN_CNT] = 1;
+	rg_desc(&r, iu + CMD_LEN, buf, 4096);
+	bad |= rg_expect(&r, "REPORT LUNS allocating 4096", iu,
+			 CMD_LEN + DESC_LEN, ST_GOOD, -1, -1, -1);
+	{
+		const struct rg_rsp *p = &r.rsp[tag % RG_TAGS];
+		uint32_t got = 4096 - p->di_res;
+
+		note("REPORT LUNS: flags %#x, data-in residual %u, list of %u bytes",
+		     p->flags, p->di_res, got);
+		if (!(p->flags & SRP_RSP_DIUNDER) || got < 16 || got % 8)
+			bad |= fail("REPORT LUNS: flags %#x residual %u: not a list of LUNs",
+				    p->flags, p->di_res);
+		else
+			bad |= check_fill("REPORT LUNS, past the list", buf,
+					  got, 4096, PATTERN);
+	}
+
 	/* READ of one block into 4 KiB, direct. */
 	memset(buf, PATTERN, 4096);
 	cdb_rw10(cdb, 0x28, RG_LBA, 1);
@@ -1302,6 +1340,95 @@ static int case_read_short(void)
 			  PATTERN);
 	bad |= rg_tur(&r, "TEST UNIT READY after the short reads");
 	rg_close(&r);
+	return bad;
+}
+
+/* What block @i of read-burst's area holds: its number, then a ramp. */
+static void burst_fill(uint8_t *buf)
+{
+	size_t i;
+
+	for (i = 0; i < RG_BURST_LEN; i++)
+		buf[i] = i % 512 < 4 ? (uint8_t)(i / 512 >> (8 * (i % 512))) :
+				       (uint8_t)(i * 7 + i / 512);
+}
+
+/*
+ * RG_BURST_N reads of 1 MiB at once.  The caller set the target's send
+ * queue to 16 entries: the RDMA WRITEs of a few reads fill it, and the
+ * target must hold the rest back until it has room, not drop them.
+ */
+static int case_read_burst(void)
+{
+	const uint32_t lba = RG_LBA + 4096, blocks = RG_BURST_LEN / 512;
+	uint8_t iu[CMD_LEN + DESC_LEN], cdb[10], *want;
+	unsigned int i, got = 0, good = 0, ok = 0;
+	uint64_t tags[RG_BURST_N];
+	struct rg r;
+	double t0, end;
+	int bad = 0;
+
+	want = malloc(RG_BURST_LEN);
+	if (!want)
+		return fail("no memory");
+	burst_fill(want);
+	if (rg_login(&r, false)) {
+		free(want);
+		return 1;
+	}
+	memcpy(data_buf(), want, RG_BURST_LEN);
+	cdb_rw10(cdb, 0x2a, lba, blocks);
+	rg_cmd(&r, iu, cdb, 10);
+	iu[CMD_BUF_FMT] = SRP_DESC_DIRECT << 4;
+	iu[CMD_OUT_CNT] = 1;
+	rg_desc(&r, iu + CMD_LEN, data_buf(), RG_BURST_LEN);
+	bad |= rg_expect(&r, "WRITE(10) of 1 MiB", iu, sizeof(iu), ST_GOOD,
+			 -1, -1, -1);
+
+	memset(data_buf(), 0, (size_t)RG_BURST_N * RG_BURST_LEN);
+	cdb_rw10(cdb, 0x28, lba, blocks);
+	t0 = now_ms();
+	for (i = 0; i < RG_BURST_N; i++) {
+		tags[i] = rg_cmd(&r, iu, cdb, 10);
+		iu[CMD_BUF_FMT] = SRP_DESC_DIRECT;
+		iu[CMD_IN_CNT] = 1;
+		rg_desc(&r, iu + CMD_LEN, data_buf() + (size_t)i * RG_BURST_LEN,
+			RG_BURST_LEN);
+		if (rg_send(&r, iu, sizeof(iu))) {
+			bad |= fail("posting read %u failed", i);
+			break;
+		}
+	}
+	end = t0 + 30000;
+	for (;;) {
+		for (got = 0, i = 0; i < RG_BURST_N; i++)
+			got += r.rsp[tags[i] % RG_TAGS].got;
+		if (got == RG_BURST_N || r.closed || now_ms() > end)
+			break;
+		rg_pump(&r, 100);
+	}
+	for (i = 0; i < RG_BURST_N; i++) {
+		const struct rg_rsp *p = &r.rsp[tags[i] % RG_TAGS];
+
+		if (!p->got || p->status != ST_GOOD)
+			continue;
+		good++;
+		ok += !memcmp(data_buf() + (size_t)i * RG_BURST_LEN, want,
+			      RG_BURST_LEN);
+	}
+	note("%u reads of 1 MiB at once: %u answered in %.1f s, %u GOOD, %u with the right data%s",
+	     RG_BURST_N, got, (now_ms() - t0) / 1000, good, ok,
+	     r.closed ? ", the target closed the channel" : "");
+	if (got != RG_BURST_N)
+		bad |= fail("%u of %u reads unanswered after 30 s",
+			    RG_BURST_N - got, RG_BURST_N);
+	if (ok != RG_BURST_N)
+		bad |= fail("%u of %u reads did not return GOOD with the data",
+			    RG_BURST_N - ok, RG_BURST_N);
+	if (!r.closed)
+		bad |= rg_tur(&r, "TEST UNIT READY after the burst");
+	rg_close(&r);
+	free(want);
 	return bad;
 }
 
@@ -1749,6 +1876,7 @@ static const struct rg_case rg_cases[] = {
 	{ "cmd-imm", case_cmd_imm },
 	{ "cmd-direction", case_cmd_direction },
 	{ "read-short", case_read_short },
+	{ "read-burst", case_read_burst },
 	{ "bad-rkey", case_bad_rkey },
 	{ "credits", case_credits },
 	{ "tmf", case_tmf },

@@ -67,9 +67,13 @@ fio_loop &
 fio_pid=$!
 
 t0=$SECONDS
+sq_attr=$cfs/srpt/$wwn/tpgt_1/attrib/srp_sq_size
+sq_def=$(cat $sq_attr)
 for c in "${cases[@]}"; do
 	t=$SECONDS
 	seed=$RANDOM
+	# read-burst needs a send queue that a few reads fill (new logins).
+	if [ "$c" = read-burst ]; then echo 16 >$sq_attr; else echo "$sq_def" >$sq_attr; fi
 	if out=$($prog -n "$rounds" -s $seed "$c" $addr $port $rogue \
 		$guid 2>&1); then
 		sed 's/^\([^#]\)/# \1/' <<<"$out" | grep -v '^# FAIL' || true
@@ -80,6 +84,7 @@ for c in "${cases[@]}"; do
 	fi
 done
 echo "# rogue cases took $((SECONDS - t0)) s"
+echo "$sq_def" >$sq_attr
 
 touch /tmp/rogue-done
 wait $fio_pid
