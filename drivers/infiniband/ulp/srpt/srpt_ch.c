@@ -345,7 +345,7 @@ void srpt_ch_fatal(struct srpt_rdma_ch *ch)
 	 */
 	if (ch->state >= CH_LIVE && ch->state < CH_DRAINING) {
 		kref_get(&ch->kref);
-		if (!queue_work(system_long_wq, &ch->fatal_work))
+		if (!queue_work(srpt_wq, &ch->fatal_work))
 			kref_put(&ch->kref, srpt_free_ch);
 	}
 	spin_unlock_irqrestore(&ch->lock, flags);
@@ -447,7 +447,7 @@ int srpt_zerolength_write(struct srpt_rdma_ch *ch, struct ib_cqe *cqe)
 static void srpt_schedule_release(struct srpt_rdma_ch *ch)
 {
 	if (srpt_set_ch_state(ch, CH_DISCONNECTED))
-		queue_work(system_long_wq, &ch->release_work);
+		queue_work(srpt_wq, &ch->release_work);
 }
 
 /* Completion of the drain marker posted by srpt_close_ch(). */
@@ -586,6 +586,33 @@ static void srpt_ch_destroy_qp(struct srpt_rdma_ch *ch)
 	ch->qp = NULL;
 }
 
+/**
+ * srpt_ch_cq_need - the CQ entries a channel's QP needs
+ * @cq_size: the entries reserved for the channel.
+ * @cap: the QP's capabilities as created: the device may round them up,
+ *	and rdma_rw adds the work requests of its contexts to max_send_wr.
+ * @rq_size: the channel's receive ring.
+ * @use_srq: the QP receives through the SRQ.
+ *
+ * Once the QP is in the error state every work request still posted
+ * completes at once, flushed: a full send queue and a full receive queue
+ * (on the SRQ, the IUs of the channel's credits and the drain marker).
+ * A pool CQ shared with other QPs overflows when the entries reserved for
+ * one of them are fewer.
+ *
+ * Context: any context.
+ * Return: @cq_size when it is enough, otherwise the number that is.
+ */
+VISIBLE_IF_KUNIT u32 srpt_ch_cq_need(u32 cq_size, const struct ib_qp_cap *cap,
+				     u32 rq_size, bool use_srq)
+{
+	u32 need = cap->max_send_wr +
+		   (use_srq ? rq_size + 1 : cap->max_recv_wr);
+
+	return max(cq_size, need);
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_ch_cq_need);
+
 static int srpt_ch_try_create(struct srpt_rdma_ch *ch, u32 sq_size)
 {
 	struct srpt_device *sdev = ch->sport->sdev;
@@ -605,34 +632,56 @@ static int srpt_ch_try_create(struct srpt_rdma_ch *ch, u32 sq_size)
 		.cap.max_send_sge = attrs->max_send_sge,
 		.cap.max_recv_sge = 1,
 	};
+	struct ib_qp_cap req;
+	bool grown = false;
+	u32 need;
 	int ret;
 
-	ch->cq_size = ch->rq_size + 1 + sq_size;
-	ch->cq = ib_cq_pool_get(sdev->device, ch->cq_size, -1,
-				IB_POLL_WORKQUEUE);
-	if (IS_ERR(ch->cq)) {
-		ret = PTR_ERR(ch->cq);
-		ch->cq = NULL;
-		return ret;
-	}
-	init.send_cq = ch->cq;
-	init.recv_cq = ch->cq;
-	if (ch->use_srq)
-		init.srq = sdev->srq;
-	else
+	if (!ch->use_srq)
 		/* One more for the marker of ib_drain_rq(). */
 		init.cap.max_recv_wr = ch->rq_size + 1;
-
-	ret = srpt_ch_create_qp(ch, &init);
-	if (ret) {
+	req = init.cap;
+	ch->cq_size = ch->rq_size + 1 + sq_size;
+	/* Once more with a larger CQ if the QP came out larger than asked. */
+	for (;;) {
+		ch->cq = ib_cq_pool_get(sdev->device, ch->cq_size, -1,
+					IB_POLL_WORKQUEUE);
+		if (IS_ERR(ch->cq)) {
+			ret = PTR_ERR(ch->cq);
+			ch->cq = NULL;
+			return ret;
+		}
+		init.send_cq = ch->cq;
+		init.recv_cq = ch->cq;
+		init.srq = ch->use_srq ? sdev->srq : NULL;
+		init.cap = req;
+		ret = srpt_ch_create_qp(ch, &init);
+		if (ret)
+			goto err_put_cq;
+		need = srpt_ch_cq_need(ch->cq_size, &init.cap, ch->rq_size,
+				       ch->use_srq);
+		if (need == ch->cq_size)
+			break;
+		pr_debug("%s: QP of %u+%u work requests, CQ of %u: retrying\n",
+			 ch->sess_name, init.cap.max_send_wr,
+			 init.cap.max_recv_wr, ch->cq_size);
+		srpt_ch_destroy_qp(ch);
 		ib_cq_pool_put(ch->cq, ch->cq_size);
 		ch->cq = NULL;
-		return ret;
+		if (grown)
+			return -ENOSPC;	/* larger again: the device is erratic */
+		grown = true;
+		ch->cq_size = need;
 	}
 	/* Keep two slots for the live and drain zero-length writes. */
 	ch->sq_wr_max = init.cap.max_send_wr - 2;
 	atomic_set(&ch->sq_wr_avail, ch->sq_wr_max);
 	return 0;
+
+err_put_cq:
+	ib_cq_pool_put(ch->cq, ch->cq_size);
+	ch->cq = NULL;
+	return ret;
 }
 
 /**
@@ -914,8 +963,10 @@ static void srpt_drain_recv(struct srpt_rdma_ch *ch)
  * srpt_release_channel_work - free a drained channel
  * @w: the channel's release_work.
  *
- * Order matters: no IU may be handled any more (the receive side is
- * drained) before the session is stopped, LIO must be done with every
+ * Order matters: the login must be done with the channel (it links the
+ * channel before it sets up the session, which a close may overtake), no
+ * IU may be handled any more (the receive side is drained) before the
+ * session is stopped, LIO must be done with every
  * command (their completions touch the QP and the rings) before the CM
  * id is destroyed (no more CM callbacks), the channel unlinked, and the
  * QP, CQ and rings freed. The port and TPG counts drop last, since
@@ -932,11 +983,16 @@ static void srpt_release_channel_work(struct work_struct *w)
 
 	if (cancel_work_sync(&ch->fatal_work))
 		srpt_put_ch(ch);
+	/* A channel closed during its login may still be getting a session. */
+	wait_for_completion(&ch->login_done);
 	srpt_drain_recv(ch);
-	target_stop_session(ch->sess);
-	target_wait_for_sess_cmds(ch->sess);
+	if (ch->sess) {
+		target_stop_session(ch->sess);
+		target_wait_for_sess_cmds(ch->sess);
+	}
 	srpt_ch_return_waiting(ch);
-	target_remove_session(ch->sess);
+	if (ch->sess)
+		target_remove_session(ch->sess);
 	ch->sess = NULL;
 
 	if (ch->using_rdma_cm) {
@@ -974,6 +1030,7 @@ void srpt_init_ch(struct srpt_rdma_ch *ch, struct srpt_port *sport)
 	ch->sport = sport;
 	kref_init(&ch->kref);
 	init_completion(&ch->released);
+	init_completion(&ch->login_done);
 	spin_lock_init(&ch->lock);
 	ch->state = CH_CONNECTING;
 	INIT_LIST_HEAD(&ch->list);

@@ -367,8 +367,9 @@ VISIBLE_IF_KUNIT u8 srpt_rd_atomic_depth(u8 offered, int dev_max)
 EXPORT_SYMBOL_IF_KUNIT(srpt_rd_atomic_depth);
 
 /*
- * Build the channel of a validated login, up to and including its session.
- * Returns 0 with the channel in *@chp, or the reject reason.
+ * Build the channel of a validated login, up to its queue pair; the session
+ * comes once the channel is linked (srpt_ch_start_session()). Returns 0
+ * with the channel in *@chp, or the reject reason.
  */
 static u32 srpt_ch_build(struct srpt_login *lg, struct srp_login_rsp *rsp,
 			 struct srpt_rdma_ch **chp)
@@ -413,33 +414,46 @@ static u32 srpt_ch_build(struct srpt_login *lg, struct srp_login_rsp *rsp,
 				ret);
 		goto err_free_ch;
 	}
-	ch->sess = target_setup_session(&lg->stpg->tpg, ch->rq_size, 1,
-					TARGET_PROT_NORMAL, lg->acl_name, ch,
-					NULL);
-	if (IS_ERR(ch->sess)) {
-		ret = PTR_ERR(ch->sess);
-		if (ret != -ENOMEM)
-			reason = SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL;
-		srpt_login_fail(lg, reason, "LIO refused the session (%d)",
-				ret);
-		goto err_destroy_ib;
-	}
-	ch->nacl = ch->sess->se_node_acl;
 	*chp = ch;
 	return 0;
 
-err_destroy_ib:
-	srpt_destroy_ch_ib(ch);
 err_free_ch:
 	srpt_ch_free_login(ch);
 	return reason;
 }
 
+/* Undo srpt_ch_build() of a channel that was never linked. */
 static void srpt_ch_unbuild(struct srpt_rdma_ch *ch)
 {
-	target_remove_session(ch->sess);
 	srpt_destroy_ch_ib(ch);
 	srpt_ch_free_login(ch);
+}
+
+/*
+ * Give a linked channel its LIO session. Only now does the session become
+ * visible through the ACL, whose removal closes the channel (LIO's
+ * close_session): a linked channel is only ever freed by its release work,
+ * never under a close running from the ACL. Returns 0 or the reject
+ * reason.
+ */
+static u32 srpt_ch_start_session(struct srpt_rdma_ch *ch,
+				 struct srpt_login *lg)
+{
+	struct se_session *sess;
+	int ret;
+
+	sess = target_setup_session(&lg->stpg->tpg, ch->rq_size, 1,
+				    TARGET_PROT_NORMAL, lg->acl_name, ch, NULL);
+	if (IS_ERR(sess)) {
+		ret = PTR_ERR(sess);
+		return srpt_login_fail(lg, ret == -ENOMEM ?
+				       SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES :
+				       SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				       "LIO refused the session (%d)", ret);
+	}
+	ch->nacl = sess->se_node_acl;
+	ch->sess = sess;
+	return 0;
 }
 
 /*
@@ -581,9 +595,9 @@ static u32 srpt_login_gate(struct srpt_login *lg)
 
 /*
  * The steps of a login whose request arrived: gate, TPG and ACL, channel,
- * nexus, link, accept. Returns 0 or the reject reason, with what was taken
- * given back - except once the channel is linked (@lg->ch set): it then
- * owns the CM id and the counts, and the caller closes it.
+ * nexus, link, session, accept. Returns 0 or the reject reason, with what
+ * was taken given back - except once the channel is linked (@lg->ch set):
+ * it then owns the CM id and the counts, and the caller closes it.
  */
 static u32 srpt_login(struct srpt_login *lg)
 {
@@ -620,8 +634,11 @@ static u32 srpt_login(struct srpt_login *lg)
 					 "the TPG was disabled or the device removed during the login");
 		goto unbuild;
 	}
+	/* Linked: from here on the channel is closed, never freed, on failure. */
 	lg->ch = ch;
-	reason = srpt_login_finish(ch, lg, rsp);
+	reason = srpt_ch_start_session(ch, lg);
+	if (!reason)
+		reason = srpt_login_finish(ch, lg, rsp);
 	kfree(rsp);
 	return reason;
 
@@ -669,6 +686,8 @@ static int srpt_cm_req_recv(struct srpt_login *lg, u32 reason)
 	/* The channel owns the CM id: a failed accept only closes it. */
 	if (reason)
 		srpt_close_ch(lg->ch);
+	/* Lets the release work go; @lg->ch may be freed from here on. */
+	complete_all(&lg->ch->login_done);
 	return 0;
 }
 

@@ -1703,6 +1703,39 @@ static void srpt_test_dm_cap_refresh(struct kunit *test)
 	sport->mad_agent = NULL;
 }
 
+/* A QP as created, the CQ entries reserved for it and what must come out. */
+static const struct cq_case {
+	const char *name;
+	u32 cq_size, rq_size, send_wr, recv_wr, want;
+	bool use_srq;
+} cq_cases[] = {
+	/* srp_sq_size 16 on rxe: 8 + 8 rdma_rw asked, 31 after rounding. */
+	{ "rxe, sq 16", 145, 128, 31, 129, 160, false },
+	/* The default 4096: 2048 + 2048 rounded up to 8191. */
+	{ "rxe, sq 4096", 4225, 128, 8191, 129, 8320, false },
+	/* iWARP: rdma_rw adds three work requests per context. */
+	{ "MR factor 3", 4225, 128, 8192, 129, 8321, false },
+	{ "exact fit", 4225, 128, 4096, 129, 4225, false },
+	{ "SRQ", 145, 128, 31, 0, 160, true },
+	{ "SRQ, exact fit", 145, 128, 16, 0, 145, true },
+	{ "larger than needed", 9000, 128, 4096, 129, 9000, false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(cq, cq_cases, name);
+
+/* The CQ holds everything a full send and receive queue flush at once. */
+static void srpt_test_cq_need(struct kunit *test)
+{
+	const struct cq_case *c = test->param_value;
+	struct ib_qp_cap cap = {
+		.max_send_wr = c->send_wr,
+		.max_recv_wr = c->recv_wr,
+	};
+
+	KUNIT_EXPECT_EQ(test, srpt_ch_cq_need(c->cq_size, &cap, c->rq_size,
+					      c->use_srq), c->want);
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -1734,6 +1767,7 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_dir_fits_cdb, dir_gen_params),
 	KUNIT_CASE(srpt_test_rd_atomic),
 	KUNIT_CASE(srpt_test_dm_cap_refresh),
+	KUNIT_CASE_PARAM(srpt_test_cq_need, cq_gen_params),
 	{}
 };
 

@@ -41,6 +41,14 @@ MODULE_PARM_DESC(srpt_srq_size, "Shared receive queue (SRQ) size.");
 u64 srpt_service_guid;
 EXPORT_SYMBOL_IF_KUNIT(srpt_service_guid);
 
+/*
+ * Runs the channels' fatal and release works. Ours, not a system workqueue,
+ * so that srpt_remove_one() and module exit can wait for the last release
+ * work to return: it wakes srpt_release_sport() before it is done with the
+ * channel and with this module's code.
+ */
+struct workqueue_struct *srpt_wq;
+
 static int srpt_guid_param_set(const char *val, const struct kernel_param *kp)
 {
 	return kstrtou64(val, 16, kp->arg);
@@ -286,6 +294,8 @@ static void srpt_remove_one(struct ib_device *device, void *client_data)
 
 	for (i = 0; i < device->phys_port_cnt; i++)
 		srpt_release_sport(&sdev->port[i]);
+	/* The release works that woke srpt_release_sport() have returned. */
+	flush_workqueue(srpt_wq);
 
 	mutex_lock(&sdev->mutex);
 	srpt_free_srq(sdev);
@@ -303,10 +313,10 @@ struct ib_client srpt_client = {
 /**
  * srpt_init_module - ib_srpt module initialization
  *
- * Checks the module parameters, then registers the LIO fabric before the
- * ib_client so that devices appearing during registration can already be
- * named in configfs, and last starts the RDMA/CM listener if rdma_cm_port
- * asks for one.
+ * Checks the module parameters, creates the channels' workqueue, then
+ * registers the LIO fabric before the ib_client so that devices appearing
+ * during registration can already be named in configfs, and last starts
+ * the RDMA/CM listener if rdma_cm_port asks for one.
  *
  * Context: process context (module load).
  * Return: 0 or a negative errno.
@@ -327,9 +337,12 @@ static int __init srpt_init_module(void)
 		return -EINVAL;
 	}
 
+	srpt_wq = alloc_workqueue("ib_srpt", WQ_MEM_RECLAIM, 0);
+	if (!srpt_wq)
+		return -ENOMEM;
 	ret = target_register_template(&srpt_template);
 	if (ret)
-		return ret;
+		goto err_destroy_wq;
 	ret = ib_register_client(&srpt_client);
 	if (ret) {
 		pr_err("ib_register_client() failed (%d)\n", ret);
@@ -350,6 +363,8 @@ static int __init srpt_init_module(void)
 
 err_unregister_template:
 	target_unregister_template(&srpt_template);
+err_destroy_wq:
+	destroy_workqueue(srpt_wq);
 	return ret;
 }
 
@@ -358,6 +373,8 @@ static void __exit srpt_cleanup_module(void)
 	srpt_rdma_cm_stop();
 	ib_unregister_client(&srpt_client);
 	target_unregister_template(&srpt_template);
+	/* Waits for any channel work still returning into this module. */
+	destroy_workqueue(srpt_wq);
 }
 
 module_init(srpt_init_module);

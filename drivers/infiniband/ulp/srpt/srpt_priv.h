@@ -115,6 +115,7 @@ extern int srpt_srq_size;
 extern u64 srpt_service_guid;
 extern struct ib_client srpt_client;
 extern struct mutex srpt_dev_mutex;
+extern struct workqueue_struct *srpt_wq;
 extern const struct target_core_fabric_ops srpt_template;
 
 /**
@@ -293,6 +294,9 @@ enum srpt_ch_state {
  * @login_time: wall clock time the channel was linked into its nexus,
  *	written under srpt_port.mutex.
  * @sess_name: initiator address used in log messages.
+ * @login_done: completed when the login that built the channel is done
+ *	with it: its session is set up (or not) and the connection accepted
+ *	(or not). The release work waits for it before it touches @sess.
  * @release_work: runs srpt_release_channel_work().
  * @fatal_work: closes the channel after a fatal QP event or a failed
  *	receive, see srpt_ch_fatal().
@@ -344,6 +348,7 @@ struct srpt_rdma_ch {
 	u32			id;
 	time64_t		login_time;
 	char			sess_name[64];
+	struct completion	login_done;
 	struct work_struct	release_work;
 	struct work_struct	fatal_work;
 	u64			cmds_by_fmt[SRP_DATA_DESC_IMM + 1];
@@ -675,6 +680,8 @@ int srpt_send_cm_drep(struct srpt_rdma_ch *ch);
 bool srpt_dir_fits_cdb(const u8 *cdb, enum dma_data_direction dir);
 u8 srpt_rd_atomic_depth(u8 offered, int dev_max);
 void srpt_port_enable_dm(struct srpt_port *sport);
+u32 srpt_ch_cq_need(u32 cq_size, const struct ib_qp_cap *cap, u32 rq_size,
+		    bool use_srq);
 #endif
 
 /* srpt_lio.c */
