@@ -886,40 +886,69 @@ void srpt_close_tpg_channels(struct srpt_port *sport, struct srpt_tpg *stpg)
 }
 
 /**
- * srpt_get_nexus - find or create the nexus of an initiator/target pair
+ * srpt_get_nexus - find or add the nexus of an initiator/target pair
  * @sport: the port.
  * @i_port_id: initiator port id.
  * @t_port_id: target port id.
+ * @new: a zeroed nexus, added when the pair has none yet; the caller
+ *	frees it unless it is returned.
  *
- * Context: process context; takes @sport->mutex.
- * Return: the nexus (owned by @sport until srpt_release_sport()) or
- * ERR_PTR(-ENOMEM).
+ * A port keeps at most %SRPT_MAX_NEXUS nexuses: without a bound, logins
+ * with ever new initiator port ids would fill memory.
+ *
+ * Context: process context; caller holds @sport->mutex.
+ * Return: the nexus (freed with its last channel by srpt_unlink_ch()),
+ * or ERR_PTR(-EBUSY) when a new one would exceed the bound.
  */
 struct srpt_nexus *srpt_get_nexus(struct srpt_port *sport,
 				  const u8 i_port_id[16],
-				  const u8 t_port_id[16])
+				  const u8 t_port_id[16],
+				  struct srpt_nexus *new)
+	__must_hold(&sport->mutex)
 {
-	struct srpt_nexus *nexus, *new;
+	struct srpt_nexus *nexus;
 
-	/* Allocate first so that the lookup and insertion are atomic. */
-	new = kzalloc(sizeof(*new), GFP_KERNEL);
-
-	guard(mutex)(&sport->mutex);
+	lockdep_assert_held(&sport->mutex);
 	list_for_each_entry(nexus, &sport->nexus_list, entry) {
 		if (!memcmp(nexus->i_port_id, i_port_id, 16) &&
-		    !memcmp(nexus->t_port_id, t_port_id, 16)) {
-			kfree(new);
+		    !memcmp(nexus->t_port_id, t_port_id, 16))
 			return nexus;
-		}
 	}
-	if (!new)
-		return ERR_PTR(-ENOMEM);
+	if (sport->nr_nexus >= SRPT_MAX_NEXUS)
+		return ERR_PTR(-EBUSY);
 	INIT_LIST_HEAD(&new->ch_list);
 	memcpy(new->i_port_id, i_port_id, 16);
 	memcpy(new->t_port_id, t_port_id, 16);
 	list_add_tail(&new->entry, &sport->nexus_list);
+	sport->nr_nexus++;
 	return new;
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_get_nexus);
+
+/**
+ * srpt_unlink_ch - take a released channel out of its nexus
+ * @ch: the channel.
+ *
+ * The nexus goes with its last channel; a later login of the same pair
+ * makes a new one, with a new session number.
+ *
+ * Context: process context; caller holds srpt_port.mutex of @ch's port.
+ */
+void srpt_unlink_ch(struct srpt_rdma_ch *ch)
+	__must_hold(&ch->sport->mutex)
+{
+	struct srpt_nexus *nexus = ch->nexus;
+
+	lockdep_assert_held(&ch->sport->mutex);
+	list_del_init(&ch->list);
+	ch->nexus = NULL;
+	if (!nexus || !list_empty(&nexus->ch_list))
+		return;
+	list_del(&nexus->entry);
+	ch->sport->nr_nexus--;
+	kfree(nexus);
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_unlink_ch);
 
 /* Give SRQ buffers that were waiting on a dead channel back to the SRQ. */
 static void srpt_ch_return_waiting(struct srpt_rdma_ch *ch)
@@ -1004,7 +1033,7 @@ static void srpt_release_channel_work(struct work_struct *w)
 	}
 
 	mutex_lock(&sport->mutex);
-	list_del(&ch->list);
+	srpt_unlink_ch(ch);
 	mutex_unlock(&sport->mutex);
 
 	srpt_ch_free_rings(ch);
@@ -1090,6 +1119,7 @@ int srpt_release_sport(struct srpt_port *sport)
 		list_del(&nexus->entry);
 		kfree(nexus);
 	}
+	sport->nr_nexus = 0;
 	mutex_unlock(&sport->mutex);
 	return 0;
 }

@@ -457,20 +457,39 @@ static u32 srpt_ch_start_session(struct srpt_rdma_ch *ch,
 }
 
 /*
- * Link @ch into its nexus, applying the MULTI-CHANNEL ACTION. Fails if the
- * TPG was disabled or the port started going away since the TPG was chosen.
+ * Link @ch into the nexus of its initiator and target port ids, made if
+ * need be, applying the MULTI-CHANNEL ACTION. Returns 0, -ESHUTDOWN if the
+ * TPG was disabled or the port started going away since the TPG was
+ * chosen, -ENOMEM, or -EBUSY when the port has all the nexuses it keeps.
  */
 static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 			struct srp_login_rsp *rsp)
 {
 	struct srpt_port *sport = lg->sport;
+	struct srpt_nexus *new, *nexus;
 	struct srpt_rdma_ch *other;
+	int ret = 0;
 
-	guard(mutex)(&sport->mutex);
-	if (sport->removing || !lg->stpg->enabled)
-		return -ESHUTDOWN;
+	/* Allocated first so that the lookup and insertion are atomic. */
+	new = kzalloc(sizeof(*new), GFP_KERNEL);
+	if (!new)
+		return -ENOMEM;
+	mutex_lock(&sport->mutex);
+	if (sport->removing || !lg->stpg->enabled) {
+		ret = -ESHUTDOWN;
+		goto unlock;
+	}
+	nexus = srpt_get_nexus(sport, lg->req->initiator_port_id,
+			       lg->req->target_port_id, new);
+	if (IS_ERR(nexus)) {
+		ret = PTR_ERR(nexus);
+		goto unlock;
+	}
+	if (nexus == new)
+		new = NULL;
+	ch->nexus = nexus;
 	if ((lg->req->req_flags & SRPT_MCA_MASK) == SRP_MULTICHAN_SINGLE) {
-		list_for_each_entry(other, &ch->nexus->ch_list, list) {
+		list_for_each_entry(other, &nexus->ch_list, list) {
 			if (srpt_disconnect_ch(other))
 				continue;
 			pr_info_ratelimited("%s: channel %u closed by a single-channel login\n",
@@ -480,11 +499,31 @@ static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 	} else {
 		rsp->rsp_flags |= SRP_LOGIN_RSP_MULTICHAN_MAINTAINED;
 	}
-	if (!ch->nexus->id)
-		ch->nexus->id = atomic_inc_return(&srpt_next_sid);
+	if (!nexus->id)
+		nexus->id = atomic_inc_return(&srpt_next_sid);
 	ch->login_time = ktime_get_real_seconds();
-	list_add_tail(&ch->list, &ch->nexus->ch_list);
-	return 0;
+	list_add_tail(&ch->list, &nexus->ch_list);
+unlock:
+	mutex_unlock(&sport->mutex);
+	kfree(new);
+	return ret;
+}
+
+/* The reject reason of a failed srpt_ch_link(). */
+static u32 srpt_ch_link_fail(struct srpt_login *lg, int err)
+{
+	switch (err) {
+	case -ESHUTDOWN:
+		return srpt_login_fail(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
+				       "the TPG was disabled or the device removed during the login");
+	case -EBUSY:
+		return srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
+				       "the port has %d I_T nexuses, the most it keeps",
+				       SRPT_MAX_NEXUS);
+	default:
+		return srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
+				       "out of memory for the I_T nexus");
+	}
 }
 
 static int srpt_ib_cm_accept(struct srpt_rdma_ch *ch, struct srp_login_rsp *rsp)
@@ -605,6 +644,7 @@ static u32 srpt_login(struct srpt_login *lg)
 	struct srp_login_rsp *rsp;
 	struct srpt_rdma_ch *ch;
 	u32 reason;
+	int ret;
 
 	reason = srpt_login_gate(lg);
 	if (reason)
@@ -622,16 +662,9 @@ static u32 srpt_login(struct srpt_login *lg)
 	reason = srpt_ch_build(lg, rsp, &ch);
 	if (reason)
 		goto free_rsp;
-	ch->nexus = srpt_get_nexus(sport, lg->req->initiator_port_id,
-				   lg->req->target_port_id);
-	if (IS_ERR(ch->nexus)) {
-		reason = srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
-					 "out of memory for the I_T nexus");
-		goto unbuild;
-	}
-	if (srpt_ch_link(ch, lg, rsp)) {
-		reason = srpt_login_fail(lg, SRP_LOGIN_REJ_UNABLE_ESTABLISH_CHANNEL,
-					 "the TPG was disabled or the device removed during the login");
+	ret = srpt_ch_link(ch, lg, rsp);
+	if (ret) {
+		reason = srpt_ch_link_fail(lg, ret);
 		goto unbuild;
 	}
 	/* Linked: from here on the channel is closed, never freed, on failure. */

@@ -96,6 +96,7 @@ static struct srpt_send_ioctx *srpt_get_send_ioctx(struct srpt_rdma_ch *ch)
 	ioctx->n_rdma = 0;
 	ioctx->n_rw_ctx = 0;
 	ioctx->rw_len = 0;
+	ioctx->charged = 0;
 	ioctx->rw_ctxs = NULL;
 	ioctx->queue_status_only = false;
 	ioctx->local = false;
@@ -269,7 +270,31 @@ void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx)
 	ioctx->n_rw_ctx = 0;
 	ioctx->n_rdma = 0;
 	ioctx->rw_len = 0;
+	atomic_sub(ioctx->charged, &ch->data_bytes);
+	ioctx->charged = 0;
 }
+
+/**
+ * srpt_ch_charge_data - take data buffer bytes from a channel's budget
+ * @ch: the channel.
+ * @len: bytes a command's data buffers take.
+ *
+ * Without a budget, an initiator's credits times the largest transfer
+ * (128 times 16 MiB, even for control CDBs whose buffers are zeroed
+ * pages) would be held by one channel.
+ *
+ * Context: any context.
+ * Return: true if @len fits in %SRPT_CH_DATA_BUDGET with what the channel's
+ * commands hold already (then charged), false if not.
+ */
+VISIBLE_IF_KUNIT bool srpt_ch_charge_data(struct srpt_rdma_ch *ch, u32 len)
+{
+	if (atomic_add_return(len, &ch->data_bytes) <= SRPT_CH_DATA_BUDGET)
+		return true;
+	atomic_sub(len, &ch->data_bytes);
+	return false;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_ch_charge_data);
 
 /*
  * Set @ctx up again to move only the first @len bytes of its buffer, which
@@ -440,7 +465,9 @@ err_free:
  * so the initiator's buffer past the data is never written. Pages of
  * commands that are not READ or WRITE of the medium are zeroed, as LIO
  * does for the buffers it allocates, so that a response shorter than
- * data_length sends zeroes rather than old memory. A transfer needing more
+ * data_length sends zeroes rather than old memory. A command whose buffers
+ * would take the channel past its budget (srpt_ch_charge_data()) is
+ * answered BUSY, as one that gets no memory. A transfer needing more
  * work requests than the channel's send queue holds is refused. The list
  * is then handed to LIO the way target_submit_prep() records a fabric's
  * list.
@@ -467,14 +494,22 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 	if (WARN_ON_ONCE(cmd->data_length > info->data_len))
 		return TCM_INVALID_FIELD_IN_COMMAND_IU;
 
+	if (!srpt_ch_charge_data(ioctx->ch, cmd->data_length)) {
+		pr_debug("%s: tag %#llx: %u bytes would exceed the channel's budget\n",
+			 ioctx->ch->sess_name, cmd->tag, cmd->data_length);
+		return TCM_LUN_BUSY;
+	}
 	ret = srpt_alloc_rw_ctxs(ioctx, info, cmd->data_length,
 				 !(cmd->se_cmd_flags & SCF_SCSI_DATA_CDB),
 				 &sg, &sg_cnt);
 	if (ret) {
 		pr_debug("%s: tag %#llx: no buffers for %u bytes (%d)\n",
 			 ioctx->ch->sess_name, cmd->tag, cmd->data_length, ret);
+		atomic_sub(cmd->data_length, &ioctx->ch->data_bytes);
 		return TCM_LUN_BUSY;
 	}
+	/* Given back by srpt_free_rw_ctxs(). */
+	ioctx->charged = cmd->data_length;
 	/*
 	 * Its work requests and the response must fit in the send queue at
 	 * once, or posting them would fail on every retry.

@@ -1736,6 +1736,98 @@ static void srpt_test_cq_need(struct kunit *test)
 					      c->use_srq), c->want);
 }
 
+/* Frees what srpt_test_nexus left on the port. */
+static void fake_nexus_free(void *data)
+{
+	struct srpt_port *sport = data;
+	struct srpt_nexus *nexus, *next;
+
+	list_for_each_entry_safe(nexus, next, &sport->nexus_list, entry) {
+		list_del(&nexus->entry);
+		kfree(nexus);
+	}
+}
+
+static struct srpt_nexus *get_nexus_n(struct kunit *test,
+				      struct srpt_port *sport, u32 n)
+{
+	struct srpt_nexus *new = kzalloc(sizeof(*new), GFP_KERNEL);
+	struct srpt_nexus *nexus;
+	u8 i_id[16] = { 0x42 }, t_id[16] = { 0x17 };
+
+	KUNIT_ASSERT_NOT_NULL(test, new);
+	put_unaligned_be32(n, &i_id[12]);
+	nexus = srpt_get_nexus(sport, i_id, t_id, new);
+	if (nexus != new)
+		kfree(new);
+	return nexus;
+}
+
+/*
+ * A port keeps at most SRPT_MAX_NEXUS nexuses, finds a known pair beyond
+ * that, and a nexus goes with its last channel.
+ */
+static void srpt_test_nexus(struct kunit *test)
+{
+	struct srpt_rdma_ch *ch, *ch2;
+	struct srpt_port *sport;
+	struct srpt_nexus *first;
+	struct fake_hca *h;
+	u32 i;
+
+	ch = fake_ch(test, &h);
+	ch2 = fake_ch(test, &h);
+	sport = ch->sport;
+	ch2->sport = sport;
+	INIT_LIST_HEAD(&sport->nexus_list);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fake_nexus_free,
+							sport), 0);
+	mutex_lock(&sport->mutex);
+	first = get_nexus_n(test, sport, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(first));
+	for (i = 1; i < SRPT_MAX_NEXUS; i++)
+		KUNIT_ASSERT_FALSE(test, IS_ERR(get_nexus_n(test, sport, i)));
+	KUNIT_EXPECT_EQ(test, sport->nr_nexus, SRPT_MAX_NEXUS);
+	KUNIT_EXPECT_PTR_EQ(test, get_nexus_n(test, sport, 0), first);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(get_nexus_n(test, sport, i)),
+			-EBUSY);
+
+	/* Two channels in the first nexus: it goes with the second. */
+	ch->nexus = first;
+	ch2->nexus = first;
+	list_add_tail(&ch->list, &first->ch_list);
+	list_add_tail(&ch2->list, &first->ch_list);
+	srpt_unlink_ch(ch);
+	KUNIT_EXPECT_EQ(test, sport->nr_nexus, SRPT_MAX_NEXUS);
+	srpt_unlink_ch(ch2);
+	KUNIT_EXPECT_EQ(test, sport->nr_nexus, SRPT_MAX_NEXUS - 1);
+	KUNIT_EXPECT_PTR_NE(test, list_first_entry(&sport->nexus_list,
+						   struct srpt_nexus, entry),
+			    first);
+	/* Room again for a new pair. */
+	KUNIT_EXPECT_FALSE(test, IS_ERR(get_nexus_n(test, sport, i)));
+	mutex_unlock(&sport->mutex);
+}
+
+/* The data buffers of one channel's commands stay within its budget. */
+static void srpt_test_data_budget(struct kunit *test)
+{
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+	u32 i, n = SRPT_CH_DATA_BUDGET / SRPT_MAX_DATA_LEN;
+
+	ch = fake_ch(test, &h);
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_TRUE(test, srpt_ch_charge_data(ch,
+							    SRPT_MAX_DATA_LEN));
+	KUNIT_EXPECT_FALSE(test, srpt_ch_charge_data(ch, SRPT_MAX_DATA_LEN));
+	KUNIT_EXPECT_FALSE(test, srpt_ch_charge_data(ch, 4096));
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->data_bytes),
+			SRPT_CH_DATA_BUDGET);
+	atomic_sub(SRPT_MAX_DATA_LEN, &ch->data_bytes);
+	KUNIT_EXPECT_TRUE(test, srpt_ch_charge_data(ch, 4096));
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -1768,6 +1860,8 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE(srpt_test_rd_atomic),
 	KUNIT_CASE(srpt_test_dm_cap_refresh),
 	KUNIT_CASE_PARAM(srpt_test_cq_need, cq_gen_params),
+	KUNIT_CASE(srpt_test_nexus),
+	KUNIT_CASE(srpt_test_data_budget),
 	{}
 };
 

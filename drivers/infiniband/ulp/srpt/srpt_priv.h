@@ -79,6 +79,17 @@ enum {
 	/* Receive buffers are aligned so immediate data is 512-byte aligned. */
 	SRPT_BUF_ALIGN		= 512,
 	SRPT_RD_ATOMIC		= 4,
+	/*
+	 * I_T nexuses a port keeps at once; logins that would add one more
+	 * are rejected. A nexus goes with its last channel.
+	 */
+	SRPT_MAX_NEXUS		= 1024,
+	/*
+	 * Bytes of data buffers the commands of one channel may hold at once
+	 * (each up to SRPT_MAX_DATA_LEN); a command that would go past it is
+	 * answered BUSY, to be retried.
+	 */
+	SRPT_CH_DATA_BUDGET	= 64 << 20,
 	SRPT_CLOSE_WAIT_SECS	= 5,
 	/* How long a release waits for an SRQ channel's Last WQE Reached. */
 	SRPT_LAST_WQE_WAIT_SECS	= 10,
@@ -209,6 +220,7 @@ struct srpt_rw_ctx {
  * @n_rdma: work requests the data transfer needs.
  * @n_rw_ctx: entries in @rw_ctxs.
  * @rw_len: bytes the work requests of @rw_ctxs move.
+ * @charged: bytes of data buffers charged to the channel's budget.
  * @queue_status_only: send status without the data of a read.
  * @local: the response was built by ib_srpt, LIO never saw the request.
  * @rw_dir: DMA direction of the local buffers of @rw_ctxs.
@@ -227,6 +239,7 @@ struct srpt_send_ioctx {
 	u32			n_rdma;
 	u32			n_rw_ctx;
 	u32			rw_len;
+	u32			charged;
 	bool			queue_status_only;
 	bool			local;
 	enum dma_data_direction	rw_dir;
@@ -304,6 +317,8 @@ enum srpt_ch_state {
  *	REP's responder resources and the QP's max_dest_rd_atomic.
  * @rd_init: RDMA READs we may have outstanding towards the initiator: the
  *	REP's initiator depth and the QP's max_rd_atomic.
+ * @data_bytes: bytes of data buffers its commands hold, at most
+ *	%SRPT_CH_DATA_BUDGET (srpt_ch_charge_data()).
  * @cmds_by_fmt: SRP_CMDs accepted, by the format of their data descriptor
  *	(SRP_NO_DATA_DESC ... SRP_DATA_DESC_IMM); written only from the CQ
  *	context, read by the ACL's info attribute.
@@ -351,6 +366,7 @@ struct srpt_rdma_ch {
 	struct completion	login_done;
 	struct work_struct	release_work;
 	struct work_struct	fatal_work;
+	atomic_t		data_bytes;
 	u64			cmds_by_fmt[SRP_DATA_DESC_IMM + 1];
 };
 
@@ -439,9 +455,10 @@ struct srpt_port_id {
  *	last written to a srp_max_rdma_size attribute of this port.
  * @refcount: logins in progress and channels not yet released.
  * @removing: the device is going away; no new logins. Set under @mutex.
- * @mutex: protects @nexus_list, the channel lists, TPG enable and accepting
- *	a connection against disconnecting it.
+ * @mutex: protects @nexus_list, @nr_nexus, the channel lists, TPG enable
+ *	and accepting a connection against disconnecting it.
  * @nexus_list: I_T nexuses.
+ * @nr_nexus: entries in @nexus_list, at most %SRPT_MAX_NEXUS.
  */
 struct srpt_port {
 	struct srpt_device	*sdev;
@@ -460,6 +477,7 @@ struct srpt_port {
 	bool			removing;
 	struct mutex		mutex;	/* protects nexuses, channels, enable */
 	struct list_head	nexus_list;
+	u32			nr_nexus;
 };
 
 /**
@@ -616,7 +634,9 @@ void srpt_disconnect_ch_sync(struct srpt_rdma_ch *ch);
 void srpt_close_tpg_channels(struct srpt_port *sport, struct srpt_tpg *stpg);
 struct srpt_nexus *srpt_get_nexus(struct srpt_port *sport,
 				  const u8 i_port_id[16],
-				  const u8 t_port_id[16]);
+				  const u8 t_port_id[16],
+				  struct srpt_nexus *new);
+void srpt_unlink_ch(struct srpt_rdma_ch *ch);
 void srpt_put_ch(struct srpt_rdma_ch *ch);
 void srpt_init_ch(struct srpt_rdma_ch *ch, struct srpt_port *sport);
 void srpt_free_ch(struct kref *kref);
@@ -680,6 +700,7 @@ int srpt_send_cm_drep(struct srpt_rdma_ch *ch);
 bool srpt_dir_fits_cdb(const u8 *cdb, enum dma_data_direction dir);
 u8 srpt_rd_atomic_depth(u8 offered, int dev_max);
 void srpt_port_enable_dm(struct srpt_port *sport);
+bool srpt_ch_charge_data(struct srpt_rdma_ch *ch, u32 len);
 u32 srpt_ch_cq_need(u32 cq_size, const struct ib_qp_cap *cap, u32 rq_size,
 		    bool use_srq);
 #endif
