@@ -1243,7 +1243,9 @@ void ib_unregister_mad_agent(struct ib_mad_agent *mad_agent);
  * from the first buffer that failed: -EINVAL (the agent has no send
  * handler, a timeout without a receive handler, a class without RMPP on
  * an agent registered for RMPP, or an invalid directed-route SMP),
- * -EACCES (refused by the security policy), -ENOMEM, or the provider's
+ * -EACCES (refused by the security policy), -EBUSY (the buffer is posted
+ * already), -ESHUTDOWN (ib_unregister_mad_agent() has begun for the
+ * agent), -ENODEV (the port is going away), -ENOMEM, or the provider's
  * error.
  */
 int ib_post_send_mad(struct ib_mad_send_buf *send_buf,

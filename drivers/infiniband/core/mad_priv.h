@@ -44,6 +44,7 @@
 #include <linux/list.h>
 #include <linux/rbtree.h>
 #include <linux/refcount.h>
+#include <linux/siphash.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_mad.h>
@@ -91,6 +92,8 @@
 
 /* log2 of the number of buckets in an agent's RMPP reassembly hash. */
 #define IB_MAD_RMPP_HASH_BITS		6
+/* Buckets of an agent's table of RMPP sources. */
+#define IB_MAD_RMPP_SRC_HASH_BITS	4
 
 struct ib_mad_qp_info;
 struct ib_mad_port_private;
@@ -171,7 +174,7 @@ struct ib_mad_fc_dest {
  * @qp_info: QP0 or QP1 of the port the agent is on
  * @lock: protects every send of the agent (state, @send_hash, @wait_tree,
  *	@done_list, @fc_dests, @fc_active) and the RMPP receive state
- *	(@rmpp_hash, @rmpp_recvs). Nests inside
+ *	(@rmpp_hash and the other @rmpp_ fields). Nests inside
  *	ib_mad_port_private.reg_lock and outside ib_mad_queue.lock.
  * @send_hash: outstanding sends (state ON_WIRE, WAIT_RESP) keyed by TID
  * @wait_tree: sends in WAIT_RESP, ordered by @timeout deadline (equal
@@ -190,6 +193,14 @@ struct ib_mad_fc_dest {
  * @rmpp_hash: RMPP reassemblies, collecting or recently finished, keyed by
  *	TID; owned by mad_rmpp_recv.c
  * @rmpp_recvs: reassemblies in @rmpp_hash still collecting segments
+ * @rmpp_srcs: per-source accounting of the collecting reassemblies
+ *	(struct mad_rmpp_src of mad_rmpp_recv.c), keyed by source
+ * @rmpp_active: collecting reassemblies, least recent progress first
+ * @rmpp_done: finished reassemblies still remembered, oldest first
+ * @rmpp_done_count: entries of @rmpp_done
+ * @rmpp_segs: segments the collecting reassemblies hold
+ * @rmpp_hash_key: random key of the hashes of @rmpp_hash and of sources,
+ *	so that a peer cannot choose TIDs that share a bucket
  * @dying: set under @lock when unregistration starts; no send may be
  *	posted (ib_post_send_mad() fails with -ESHUTDOWN) and RMPP must not
  *	start new reassemblies (or arm timers) for a dying agent
@@ -214,6 +225,12 @@ struct ib_mad_agent_private {
 	struct delayed_work timed_work;
 	DECLARE_HASHTABLE(rmpp_hash, IB_MAD_RMPP_HASH_BITS);
 	unsigned int rmpp_recvs;
+	DECLARE_HASHTABLE(rmpp_srcs, IB_MAD_RMPP_SRC_HASH_BITS);
+	struct list_head rmpp_active;
+	struct list_head rmpp_done;
+	unsigned int rmpp_done_count;
+	unsigned int rmpp_segs;
+	siphash_key_t rmpp_hash_key;
 	bool dying;
 
 	refcount_t refcount;
@@ -600,6 +617,7 @@ void ib_mad_port_debugfs_remove(struct ib_mad_port_private *port);
 
 void ib_mad_agent_get(struct ib_mad_agent_private *priv);
 void ib_mad_agent_put(struct ib_mad_agent_private *priv);
+void ib_mad_rmpp_recv_init(struct ib_mad_agent_private *priv);
 struct ib_mad_agent_private *
 ib_mad_find_agent(struct ib_mad_port_private *port,
 		  const struct ib_mad_hdr *hdr);
@@ -790,6 +808,7 @@ unsigned int ib_mad_send_resp_wait_ms(struct ib_mad_send_wr_private *wr);
 void *ib_mad_recv_out_alloc(size_t size);
 extern unsigned int mad_rmpp_total_max_ms;
 extern unsigned int mad_rmpp_recv_wait_ms;
+extern unsigned int mad_rmpp_src_max_segs;
 #endif
 
 #endif	/* __IB_MAD_PRIV_H__ */

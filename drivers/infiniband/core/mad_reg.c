@@ -502,7 +502,7 @@ ib_mad_agent_alloc(struct ib_mad_qp_info *qp_info,
 	 * keep at most a quarter of it busy with requests.
 	 */
 	priv->fc_max = qp_info->recv_queue.max_active / 4;
-	hash_init(priv->rmpp_hash);
+	ib_mad_rmpp_recv_init(priv);
 	INIT_DELAYED_WORK(&priv->timed_work, ib_mad_agent_timed_work);
 	refcount_set(&priv->refcount, 1);
 	init_completion(&priv->comp);

@@ -58,11 +58,22 @@
 #define MAD_RMPP_LINGER_TRIES		5
 
 /*
- * Reassemblies an agent collects at once; a first segment beyond that is
- * answered with STOP, "resources exhausted".  Each holds an address handle
- * and up to a window of receive buffers.
+ * Reassemblies an agent collects at once; a first segment beyond that
+ * evicts the transfer that went longest without progress if that one has
+ * been silent for MAD_RMPP_STALL_MS, else it is answered with STOP,
+ * "resources exhausted".  Each holds an address handle and the segments
+ * received so far.
  */
 #define MAD_RMPP_MAX_RECVS		256
+
+/* Reassemblies one source (a LID, or a GID with a GRH) may have at once. */
+#define MAD_RMPP_SRC_MAX_RECVS		16
+
+/* Silence after which a transfer may be evicted for another's sake. */
+#define MAD_RMPP_STALL_MS		MAD_RMPP_ACK_WAIT_MAX_MS
+
+/* Finished transfers an agent remembers for repeats; the oldest go first. */
+#define MAD_RMPP_MAX_DONE		256
 
 /*
  * Largest message we reassemble.  Each segment pins a receive buffer, so a
@@ -70,6 +81,16 @@
  * instead of being allowed to exhaust memory.
  */
 #define MAD_RMPP_MAX_MSG_BYTES		(64U << 20)
+
+/*
+ * Segments the collecting transfers of one source may hold together: the
+ * largest message in the smallest segments (DevMgt's 192 data bytes).  An
+ * agent holds twice that at most, however many sources send.  Each
+ * segment is one receive buffer (struct ib_mad_recv_priv).
+ */
+#define MAD_RMPP_SRC_MAX_SEGS		(MAD_RMPP_MAX_MSG_BYTES / \
+					 (IB_MGMT_MAD_SIZE - IB_MGMT_DEVICE_HDR))
+#define MAD_RMPP_AGENT_MAX_SEGS		(2 * MAD_RMPP_SRC_MAX_SEGS)
 
 /* Largest class data offset of an RMPP class (DevMgt, BIS). */
 #define MAD_RMPP_MAX_HDR_LEN		IB_MGMT_DEVICE_HDR

@@ -14,9 +14,16 @@
  * double-sided transfer can be found.
  *
  * Bounds: a transfer may be silent for MAD_RMPP_PEER_TRIES ACK waits
- * between two steps of progress and take MAD_RMPP_TOTAL_MAX_MS in all; an
- * agent collects at most MAD_RMPP_MAX_RECVS transfers at once.
- * Reassemblies are found by TID in the agent's hash.
+ * between two steps of progress and take MAD_RMPP_TOTAL_MAX_MS in all.  An
+ * agent collects at most MAD_RMPP_MAX_RECVS transfers at once, of which
+ * one source (a LID, or a GID with a GRH) has MAD_RMPP_SRC_MAX_RECVS at
+ * most; when they are all taken, a transfer silent for MAD_RMPP_STALL_MS
+ * makes room for a new one.  The segments held are bounded per source
+ * (MAD_RMPP_SRC_MAX_SEGS) and per agent (MAD_RMPP_AGENT_MAX_SEGS), and an
+ * agent remembers MAD_RMPP_MAX_DONE finished transfers at most.  So no
+ * source can lock others out, and the memory of an agent is bounded
+ * whatever the sources do.  Reassemblies are found in the agent's hash by
+ * a keyed hash of TID and source, which a peer cannot aim at one bucket.
  *
  * Lifetime: a reassembly is referenced by the agent's hash while it is in
  * it, by its delayed work while that is queued, and by whoever is working
@@ -25,6 +32,7 @@
  * error, or unregistration) marks it GONE under the agent lock and drops
  * the hash's reference.
  */
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <kunit/visibility.h>
 #include <rdma/ib_verbs.h>
@@ -46,6 +54,13 @@ EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_total_max_ms);
  */
 VISIBLE_IF_KUNIT unsigned int mad_rmpp_recv_wait_ms;
 EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_recv_wait_ms);
+
+/*
+ * MAD_RMPP_SRC_MAX_SEGS, as a variable only so that KUnit can shrink it:
+ * a test cannot send a source's worth of segments.
+ */
+VISIBLE_IF_KUNIT unsigned int mad_rmpp_src_max_segs = MAD_RMPP_SRC_MAX_SEGS;
+EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_src_max_segs);
 
 enum mad_rmpp_recv_state {
 	MAD_RMPP_RECV_ACTIVE,		/* collecting segments */
@@ -74,8 +89,30 @@ struct mad_rmpp_key {
 };
 
 /**
+ * struct mad_rmpp_src - what one source's collecting transfers hold
+ * @node: link in ib_mad_agent_private.rmpp_srcs
+ * @id: the source (mad_rmpp_src_id())
+ * @recvs: its collecting reassemblies
+ * @segs: segments they hold
+ *
+ * Exists while @recvs is not 0; under the agent lock.
+ */
+struct mad_rmpp_src {
+	struct hlist_node node;
+	u64 id;
+	unsigned int recvs;
+	unsigned int segs;
+};
+
+/**
  * struct mad_rmpp_recv - one reassembly
  * @node: link in ib_mad_agent_private.rmpp_hash (agent lock)
+ * @lru: link in the agent's rmpp_active while ACTIVE, rmpp_done while
+ *	COMPLETE (agent lock)
+ * @src: its source's accounting while ACTIVE, else NULL (agent lock)
+ * @bucket: its key in the agent's hash (mad_rmpp_bucket())
+ * @nsegs: segments it holds while ACTIVE (agent lock)
+ * @progress_at: jiffies of its last segment kept (agent lock)
  * @priv: the agent, referenced
  * @ref: see "Lifetime" above
  * @work: stall timer while ACTIVE, forget timer while COMPLETE; it may
@@ -88,9 +125,8 @@ struct mad_rmpp_key {
  * @repwin: window the requester granted for our response (agent lock)
  * @key: identity of the transfer
  * @tmpl: headers and address for our ACKs
- * @ah: address handle back to the sender while ACTIVE; released when the
- *	transfer completes, repeats are then answered with one-off replies
- *	(agent lock)
+ * @ah: address handle back to the sender, for ACKs and for repeats of
+ *	the last segment while the transfer is remembered
  * @mad_size: size of one segment on the wire
  * @hdr_len: class data offset
  * @first_paylen: payload length announced by segment 1
@@ -103,6 +139,11 @@ struct mad_rmpp_key {
  */
 struct mad_rmpp_recv {
 	struct hlist_node node;
+	struct list_head lru;
+	struct mad_rmpp_src *src;
+	u64 bucket;
+	unsigned int nsegs;
+	unsigned long progress_at;
 	struct ib_mad_agent_private *priv;
 	refcount_t ref;
 	struct delayed_work work;
@@ -131,7 +172,8 @@ struct mad_rmpp_recv {
  * @ctrl: control MAD to send to the sender; type 0 for none
  * @ah: reference to the address handle to send @ctrl on; NULL to answer
  *	the segment being processed with a one-off reply
- * @drop_ah: the transfer's own reference to its handle, given up
+ * @forget: a finished reassembly forgotten to make room, or NULL
+ * @forget_puts: references to drop on @forget
  * @deliver: complete message for the core
  * @discard: segments to free
  * @trim: segments beyond the Last one, to free
@@ -140,7 +182,8 @@ struct mad_rmpp_recv {
 struct mad_rmpp_step {
 	struct mad_rmpp_ctrl ctrl;
 	struct mad_rmpp_ah *ah;
-	struct mad_rmpp_ah *drop_ah;
+	struct mad_rmpp_recv *forget;
+	int forget_puts;
 	struct ib_mad_recv_wc *deliver;
 	struct ib_mad_recv_wc *discard;
 	struct ib_mad_recv_wc *trim;
@@ -204,6 +247,42 @@ static bool mad_rmpp_key_equal(const struct mad_rmpp_key *a,
 	       !memcmp(&a->sgid, &b->sgid, sizeof(a->sgid));
 }
 
+/**
+ * ib_mad_rmpp_recv_init() - set up the RMPP receive state of a new agent
+ * @priv: the agent, not yet published
+ *
+ * Context: process context.
+ */
+void ib_mad_rmpp_recv_init(struct ib_mad_agent_private *priv)
+{
+	hash_init(priv->rmpp_hash);
+	hash_init(priv->rmpp_srcs);
+	INIT_LIST_HEAD(&priv->rmpp_active);
+	INIT_LIST_HEAD(&priv->rmpp_done);
+	get_random_bytes(&priv->rmpp_hash_key, sizeof(priv->rmpp_hash_key));
+}
+
+/* The source of a transfer: its GID when it came with a GRH, else its LID. */
+static u64 mad_rmpp_src_id(const struct ib_mad_agent_private *priv,
+			   const union ib_gid *sgid, u32 slid)
+{
+	static const union ib_gid zero;
+
+	if (!memcmp(sgid, &zero, sizeof(zero)))
+		return slid;
+	return siphash(sgid->raw, sizeof(sgid->raw), &priv->rmpp_hash_key) |
+	       BIT_ULL(63);
+}
+
+/* Where a transfer lives in the agent's hash. */
+static u64 mad_rmpp_bucket(const struct ib_mad_agent_private *priv,
+			   const struct mad_rmpp_key *key)
+{
+	return siphash_2u64((__force u64)key->tid,
+			    mad_rmpp_src_id(priv, &key->sgid, key->slid),
+			    &priv->rmpp_hash_key);
+}
+
 static struct mad_rmpp_recv *
 mad_rmpp_recv_find_locked(struct ib_mad_agent_private *priv,
 			  const struct mad_rmpp_key *key)
@@ -212,10 +291,61 @@ mad_rmpp_recv_find_locked(struct ib_mad_agent_private *priv,
 
 	lockdep_assert_held(&priv->lock);
 
-	hash_for_each_possible(priv->rmpp_hash, r, node, (__force u64)key->tid)
+	hash_for_each_possible(priv->rmpp_hash, r, node,
+			       mad_rmpp_bucket(priv, key))
 		if (mad_rmpp_key_equal(&r->key, key))
 			return r;
 	return NULL;
+}
+
+/*
+ * The accounting of source @id, created from *@spare if it has none; NULL
+ * when it has none and there is no spare.
+ */
+static struct mad_rmpp_src *
+mad_rmpp_src_get_locked(struct ib_mad_agent_private *priv, u64 id,
+			struct mad_rmpp_src **spare)
+{
+	struct mad_rmpp_src *src;
+
+	hash_for_each_possible(priv->rmpp_srcs, src, node, id)
+		if (src->id == id)
+			return src;
+	src = *spare;
+	if (!src)
+		return NULL;
+	*spare = NULL;
+	src->id = id;
+	src->recvs = 0;
+	src->segs = 0;
+	hash_add(priv->rmpp_srcs, &src->node, id);
+	return src;
+}
+
+static void mad_rmpp_src_put_locked(struct mad_rmpp_src *src)
+{
+	if (src->recvs)
+		return;
+	hash_del(&src->node);
+	kfree(src);
+}
+
+/* Whether @src may hold one more segment, and the agent too. */
+static bool mad_rmpp_src_room_locked(const struct ib_mad_agent_private *priv,
+				     const struct mad_rmpp_src *src)
+{
+	return src->segs < mad_rmpp_src_max_segs &&
+	       priv->rmpp_segs < MAD_RMPP_AGENT_MAX_SEGS;
+}
+
+/* A collecting reassembly kept one more segment. */
+static void mad_rmpp_recv_count_seg_locked(struct mad_rmpp_recv *r)
+{
+	r->nsegs++;
+	r->src->segs++;
+	r->priv->rmpp_segs++;
+	r->progress_at = jiffies;
+	list_move_tail(&r->lru, &r->priv->rmpp_active);
 }
 
 static void mad_rmpp_free_segs(struct ib_mad_recv_wc *recv_wc)
@@ -290,14 +420,35 @@ static void mad_rmpp_recv_arm_locked(struct mad_rmpp_recv *r)
 	mad_rmpp_recv_queue_locked(r, at);
 }
 
-/* A collecting reassembly stops collecting; agent lock held. */
+/*
+ * A reassembly changes state: a collecting one gives back what it held,
+ * a finished one goes on (or leaves) the list of those remembered.
+ * Agent lock held.
+ */
 static void mad_rmpp_recv_set_state_locked(struct mad_rmpp_recv *r,
 					   enum mad_rmpp_recv_state state)
 {
-	lockdep_assert_held(&r->priv->lock);
+	struct ib_mad_agent_private *priv = r->priv;
 
-	if (r->state == MAD_RMPP_RECV_ACTIVE && state != MAD_RMPP_RECV_ACTIVE)
-		r->priv->rmpp_recvs--;
+	lockdep_assert_held(&priv->lock);
+
+	if (r->state == MAD_RMPP_RECV_ACTIVE && state != MAD_RMPP_RECV_ACTIVE) {
+		priv->rmpp_recvs--;
+		list_del_init(&r->lru);
+		priv->rmpp_segs -= r->nsegs;
+		r->src->segs -= r->nsegs;
+		r->src->recvs--;
+		mad_rmpp_src_put_locked(r->src);
+		r->src = NULL;
+		r->nsegs = 0;
+	} else if (r->state == MAD_RMPP_RECV_COMPLETE) {
+		list_del_init(&r->lru);
+		priv->rmpp_done_count--;
+	}
+	if (state == MAD_RMPP_RECV_COMPLETE) {
+		list_add_tail(&r->lru, &priv->rmpp_done);
+		priv->rmpp_done_count++;
+	}
 	r->state = state;
 }
 
@@ -340,6 +491,51 @@ static void mad_rmpp_recv_kill_locked(struct mad_rmpp_recv *r,
 		step->puts++;			/* the queued work's */
 	if (type)
 		mad_rmpp_recv_ctrl_locked(r, step, type, status);
+}
+
+/*
+ * Forget the finished transfer remembered longest, to make room: a repeat
+ * of its last segment is no longer recognised. Its references go in
+ * @step, dropped once the lock is (the last one destroys its handle).
+ */
+static void mad_rmpp_recv_forget_oldest_locked(struct ib_mad_agent_private *priv,
+					       struct mad_rmpp_step *step)
+{
+	struct mad_rmpp_recv *old;
+
+	lockdep_assert_held(&priv->lock);
+
+	old = list_first_entry(&priv->rmpp_done, struct mad_rmpp_recv, lru);
+	mad_rmpp_recv_set_state_locked(old, MAD_RMPP_RECV_GONE);
+	hash_del(&old->node);
+	step->forget = old;
+	step->forget_puts = 1;			/* the hash's */
+	if (cancel_delayed_work(&old->work))
+		step->forget_puts++;		/* the queued work's */
+}
+
+/*
+ * Make room for a new transfer: the collecting one that went longest
+ * without progress goes, if it has been silent for MAD_RMPP_STALL_MS; its
+ * sender is told STOP, "resources exhausted". What is left to do for it
+ * once the lock is dropped goes in @estep.
+ */
+static struct mad_rmpp_recv *
+mad_rmpp_recv_evict_locked(struct ib_mad_agent_private *priv,
+			   struct mad_rmpp_step *estep)
+{
+	struct mad_rmpp_recv *old;
+
+	lockdep_assert_held(&priv->lock);
+
+	old = list_first_entry_or_null(&priv->rmpp_active,
+				       struct mad_rmpp_recv, lru);
+	if (!old || time_before(jiffies, old->progress_at +
+				msecs_to_jiffies(MAD_RMPP_STALL_MS)))
+		return NULL;
+	mad_rmpp_recv_kill_locked(old, estep, IB_MGMT_RMPP_TYPE_STOP,
+				  IB_MGMT_RMPP_STATUS_RESX);
+	return old;
 }
 
 static void mad_rmpp_recv_ack_locked(struct mad_rmpp_recv *r,
@@ -407,13 +603,14 @@ static void mad_rmpp_recv_complete_locked(struct mad_rmpp_recv *r,
 	step->deliver = r->rmpp_wc;
 	r->rmpp_wc = NULL;
 	mad_rmpp_recv_set_state_locked(r, MAD_RMPP_RECV_COMPLETE);
-	mad_rmpp_recv_ack_locked(r, step);
+	if (r->priv->rmpp_done_count > MAD_RMPP_MAX_DONE)
+		mad_rmpp_recv_forget_oldest_locked(r->priv, step);
 	/*
-	 * The final ACK is the last MAD that needs the handle for sure; a
-	 * repeat of the last segment is answered on a handle made for it.
+	 * The transfer keeps its address handle while it is remembered: a
+	 * repeat of its last segment is answered on it, not on a handle made
+	 * and destroyed for each repeat.
 	 */
-	step->drop_ah = r->ah;
-	r->ah = NULL;
+	mad_rmpp_recv_ack_locked(r, step);
 	mad_rmpp_recv_arm_locked(r);
 }
 
@@ -488,12 +685,18 @@ static bool mad_rmpp_recv_seg_locked(struct mad_rmpp_recv *r,
 	}
 	if (WARN_ON_ONCE(r->state != MAD_RMPP_RECV_ACTIVE))
 		return false;
+	if (!mad_rmpp_src_room_locked(r->priv, r->src)) {
+		mad_rmpp_recv_kill_locked(r, step, IB_MGMT_RMPP_TYPE_STOP,
+					  IB_MGMT_RMPP_STATUS_RESX);
+		return false;
+	}
 
 	list_del_init(&buf->list);
 	if (mad_rmpp_seg_insert(&r->rmpp_wc->rmpp_list, buf)) {
 		list_add(&buf->list, &recv_wc->rmpp_list);
 		return false;
 	}
+	mad_rmpp_recv_count_seg_locked(r);
 	mad_rmpp_recv_progress_locked(r, step);
 	return true;
 }
@@ -516,8 +719,8 @@ mad_rmpp_recv_finish(struct mad_rmpp_recv *r, struct mad_rmpp_step *step,
 		mad_rmpp_ctrl_reply(r->priv, seg, &step->ctrl);
 	if (step->ah)
 		mad_rmpp_ah_put(step->ah);
-	if (step->drop_ah)
-		mad_rmpp_ah_put(step->drop_ah);
+	if (step->forget)
+		mad_rmpp_recv_put_many(step->forget, step->forget_puts);
 	mad_rmpp_free_segs(step->discard);
 	mad_rmpp_free_segs(step->trim);
 	mad_rmpp_recv_put_many(r, step->puts);
@@ -590,6 +793,8 @@ mad_rmpp_recv_create(struct ib_mad_agent_private *priv,
 		goto err_free;
 
 	r->key = *key;
+	r->bucket = mad_rmpp_bucket(priv, key);
+	INIT_LIST_HEAD(&r->lru);
 	r->mad_size = mad_rmpp_seg_mad_size(recv_wc);
 	r->hdr_len = r->tmpl.hdr_len;
 	r->first_paylen = be32_to_cpu(mad->rmpp_hdr.paylen_newwin);
@@ -622,52 +827,85 @@ err_free:
  * @r: the reassembly, not yet in the hash
  * @recv_wc: its first segment, which becomes the message
  * @step: collects the first ACK, or the whole message if it is one segment
+ * @spare: accounting for a source not seen yet; taken if used
+ * @estep: collects what is left to do for a transfer evicted to make room
  *
- * An agent that collects MAD_RMPP_MAX_RECVS transfers already answers
- * with STOP, "resources exhausted", and keeps nothing.
+ * A source that has MAD_RMPP_SRC_MAX_RECVS transfers, or the segments it
+ * may hold, already is answered with STOP, "resources exhausted", and so
+ * is any source when the agent collects MAD_RMPP_MAX_RECVS transfers and
+ * none of them is stalled; nothing is kept then.
  *
  * Context: Agent lock held.
+ * Return: the transfer evicted, whose @estep the caller finishes, or NULL.
  */
-static void mad_rmpp_recv_start_locked(struct mad_rmpp_recv *r,
-				       struct ib_mad_recv_wc *recv_wc,
-				       struct mad_rmpp_step *step)
+static struct mad_rmpp_recv *
+mad_rmpp_recv_start_locked(struct mad_rmpp_recv *r,
+			   struct ib_mad_recv_wc *recv_wc,
+			   struct mad_rmpp_step *step,
+			   struct mad_rmpp_src **spare,
+			   struct mad_rmpp_step *estep)
 {
+	struct ib_mad_agent_private *priv = r->priv;
+	struct mad_rmpp_recv *evicted = NULL;
+	struct mad_rmpp_src *src = NULL;
 	u32 seg_num = 1;
 	bool last;
 
-	lockdep_assert_held(&r->priv->lock);
+	lockdep_assert_held(&priv->lock);
 
 	r->rmpp_wc = recv_wc;
 	r->run_end = &recv_wc->recv_buf;
-	if (r->priv->dying || r->priv->rmpp_recvs >= MAD_RMPP_MAX_RECVS) {
-		/* Unregistration has swept the hash already, or it is full. */
-		if (!r->priv->dying)
+	if (!priv->dying)
+		src = mad_rmpp_src_get_locked(priv,
+					      mad_rmpp_src_id(priv, &r->key.sgid,
+							      r->key.slid),
+					      spare);
+	/* Counted at once: an eviction must not free the source's entry. */
+	if (src)
+		src->recvs++;
+	if (src && src->recvs <= MAD_RMPP_SRC_MAX_RECVS &&
+	    mad_rmpp_src_room_locked(priv, src) &&
+	    priv->rmpp_recvs >= MAD_RMPP_MAX_RECVS)
+		evicted = mad_rmpp_recv_evict_locked(priv, estep);
+	if (!src || src->recvs > MAD_RMPP_SRC_MAX_RECVS ||
+	    !mad_rmpp_src_room_locked(priv, src) ||
+	    priv->rmpp_recvs >= MAD_RMPP_MAX_RECVS) {
+		/* Unregistration has swept the hash already, or no room. */
+		if (!priv->dying)
 			mad_rmpp_recv_ctrl_locked(r, step,
 						  IB_MGMT_RMPP_TYPE_STOP,
 						  IB_MGMT_RMPP_STATUS_RESX);
+		if (src) {
+			src->recvs--;
+			mad_rmpp_src_put_locked(src);
+		}
 		r->state = MAD_RMPP_RECV_GONE;
 		step->discard = recv_wc;
 		r->rmpp_wc = NULL;
-		return;
+		return evicted;
 	}
-	hash_add(r->priv->rmpp_hash, &r->node, (__force u64)r->key.tid);
-	r->priv->rmpp_recvs++;
+	hash_add(priv->rmpp_hash, &r->node, r->bucket);
+	priv->rmpp_recvs++;
+	r->src = src;
+	list_add_tail(&r->lru, &priv->rmpp_active);
+	mad_rmpp_recv_count_seg_locked(r);
 	refcount_inc(&r->ref);		/* the hash's; the caller keeps its */
 
 	if (r->win.expect > r->max_segs) {
 		mad_rmpp_recv_kill_locked(r, step, IB_MGMT_RMPP_TYPE_STOP,
 					  IB_MGMT_RMPP_STATUS_RESX);
-		return;
+		return evicted;
 	}
 	r->run_end = mad_rmpp_seg_walk(&recv_wc->rmpp_list, r->run_end,
 				       &seg_num, &last);
 	if (mad_rmpp_recv_win_advance(&r->win, seg_num, last) ==
 	    MAD_RMPP_RECV_DONE) {
 		mad_rmpp_recv_complete_locked(r, step);
-		return;
+		return evicted;
 	}
 	mad_rmpp_recv_ack_locked(r, step);
 	mad_rmpp_recv_arm_locked(r);
+	return evicted;
 }
 
 /*
@@ -682,8 +920,9 @@ static struct ib_mad_recv_wc *mad_rmpp_recv_first(struct ib_mad_agent_private *p
 						  struct ib_mad_recv_wc *recv_wc,
 						  const struct mad_rmpp_key *key)
 {
-	struct mad_rmpp_step step = { .puts = 1 };
-	struct mad_rmpp_recv *r, *old;
+	struct mad_rmpp_step step = { .puts = 1 }, estep = {};
+	struct mad_rmpp_recv *r, *old, *evicted;
+	struct mad_rmpp_src *spare;
 	bool unsolicited = false;
 	unsigned long flags;
 
@@ -704,7 +943,10 @@ static struct ib_mad_recv_wc *mad_rmpp_recv_first(struct ib_mad_agent_private *p
 	}
 
 	r = mad_rmpp_recv_create(priv, recv_wc, key);
+	/* In case its source has no accounting yet. */
+	spare = kzalloc(sizeof(*spare), GFP_KERNEL);
 	if (!r) {
+		kfree(spare);
 		ib_free_recv_mad(recv_wc);
 		return NULL;
 	}
@@ -715,12 +957,17 @@ static struct ib_mad_recv_wc *mad_rmpp_recv_first(struct ib_mad_agent_private *p
 		/* Another copy of segment 1 got here first. */
 		refcount_inc(&old->ref);
 		spin_unlock_irqrestore(&priv->lock, flags);
+		kfree(spare);
 		mad_rmpp_recv_put(r);
 		return mad_rmpp_recv_more(old, recv_wc);
 	}
-	mad_rmpp_recv_start_locked(r, recv_wc, &step);
+	evicted = mad_rmpp_recv_start_locked(r, recv_wc, &step, &spare,
+					     &estep);
 	spin_unlock_irqrestore(&priv->lock, flags);
 
+	kfree(spare);
+	if (evicted)
+		mad_rmpp_recv_finish(evicted, &estep, NULL);
 	return mad_rmpp_recv_finish(r, &step, NULL);
 }
 
@@ -907,6 +1154,7 @@ u32 mad_rmpp_recv_peer_window(struct ib_mad_agent_private *priv,
 			      struct ib_mad_send_wr_private *wr)
 {
 	const struct ib_mad_hdr *hdr = wr->send_buf.mad;
+	struct mad_rmpp_key key = {};
 	struct rdma_ah_attr attr;
 	struct mad_rmpp_recv *r;
 	u32 newwin = 1;
@@ -916,7 +1164,13 @@ u32 mad_rmpp_recv_peer_window(struct ib_mad_agent_private *priv,
 	if (!ib_response_mad(hdr) || !wr->send_buf.ah ||
 	    rdma_query_ah(wr->send_buf.ah, &attr))
 		return newwin;
-	hash_for_each_possible(priv->rmpp_hash, r, node, (__force u64)hdr->tid) {
+	/* The request came from where the response goes. */
+	if (rdma_ah_get_ah_flags(&attr) & IB_AH_GRH)
+		key.sgid = rdma_ah_read_grh(&attr)->dgid;
+	key.slid = rdma_ah_get_dlid(&attr);
+	key.tid = hdr->tid;
+	hash_for_each_possible(priv->rmpp_hash, r, node,
+			       mad_rmpp_bucket(priv, &key)) {
 		if (r->state != MAD_RMPP_RECV_COMPLETE ||
 		    r->key.tid != hdr->tid ||
 		    r->key.mgmt_class != hdr->mgmt_class ||

@@ -873,21 +873,22 @@ static int ib_mad_send_one(struct ib_mad_agent_private *priv,
  * recorded and its retry budget taken from send_buf->retries (which then
  * counts the retries used), and is handed to the QP. A buffer with an
  * RMPP header marked active on a kernel RMPP agent is sent with RMPP: the
- * buffer holds one copy of the headers and the class data in segments,
- * and the RMPP header's paylen_newwin carries, in network byte order, the
- * size of the class header plus the class data being transferred.
- * Directed-route SMPs for the local node are answered by the driver
- * without going to the wire.
+ * buffer holds one copy of the headers and the class data in segments;
+ * the caller does not set paylen_newwin, the layer writes the RMPP header
+ * of every segment it sends (see <rdma/ib_mad.h>). Directed-route SMPs
+ * for the local node are answered by the driver without going to the
+ * wire.
  *
  * Requests to the SA, SMPs and the CM messages that open an exchange are
  * flow-controlled when they expect a response: an agent keeps at most a
  * quarter of a receive ring's worth of them (recv_queue_size / 4)
- * outstanding, and later ones wait, accepted, on the agent's backlog in
- * the order they were posted. The caller's total deadline, timeout_ms for
- * the first try and for each retry, runs from this call: a request still
- * on the backlog then completes with IB_WC_RESP_TIMEOUT_ERR unsent. Their
- * retries back off, each waiting twice as long as the one before, within
- * that same deadline.
+ * outstanding at each destination, and later ones to that destination
+ * wait, accepted, on its backlog in the order they were posted. The
+ * caller's total deadline, timeout_ms for the first try and for each
+ * retry, runs from this call, and the tries keep to it: a request still
+ * on the backlog then completes with IB_WC_RESP_TIMEOUT_ERR unsent. When
+ * the destination is overloaded their retries back off, each waiting
+ * twice as long as the one before, within that same deadline.
  *
  * Sends may complete in any order. The send handler runs exactly once for
  * every buffer posted here, never from within this call; a buffer that

@@ -587,6 +587,7 @@ struct mad_test_env {
 	struct task_struct *send_task;
 	int recvs_done;
 	int recv_posts;
+	u16 rmpp_slid;
 	enum ib_wc_status last_status;
 	struct ib_mad_send_buf *recv_send_buf;
 	struct ib_mad_send_wr_private **posted;
@@ -1301,9 +1302,12 @@ static void mad_test_roce_ipv4_gids(struct kunit *test)
 
 /* RMPP reassembly on the fake port ---------------------------------------- */
 
+static int mad_test_ahs_created;
+
 static int mad_test_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *attr,
 			      struct ib_udata *udata)
 {
+	mad_test_ahs_created++;
 	return 0;
 }
 
@@ -1357,7 +1361,7 @@ static void mad_test_rmpp_seg(struct kunit *test, struct mad_test_env *env,
 	else if (seg == segs)
 		mad->rmpp_hdr.paylen_newwin = cpu_to_be32(220);
 	recv->wc.src_qp = 1;
-	recv->wc.slid = 5;
+	recv->wc.slid = env->rmpp_slid ?: 5;
 	recv->recv_wc.wc = &recv->wc;
 	recv->recv_wc.recv_buf.mad = (struct ib_mad *)recv->mad;
 	recv->recv_wc.recv_buf.grh = &recv->grh;
@@ -1391,7 +1395,10 @@ static void mad_test_rmpp_drain(struct mad_test_env *env, int from, int to)
 		mad_test_wire_done(&env->posted[i]->send_buf, IB_WC_SUCCESS);
 }
 
-/* An agent collects a bounded number of transfers; the next one is told STOP. */
+/*
+ * An agent collects a bounded number of transfers; the next one, with none
+ * of them stalled, is told STOP.
+ */
 static void mad_test_rmpp_recv_cap(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env(test);
@@ -1400,8 +1407,11 @@ static void mad_test_rmpp_recv_cap(struct kunit *test)
 	int i, acks = 0;
 
 	mad_test_rmpp_env(test, env, n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/* Sixteen sources, each with its share of the slots. */
+		env->rmpp_slid = 0x400 + i / MAD_RMPP_SRC_MAX_RECVS;
 		mad_test_rmpp_first(test, env, 0x700000000ULL + i, 2);
+	}
 	KUNIT_ASSERT_EQ(test, env->posts, n);
 	for (i = 0; i < n - 1; i++)
 		acks += mad_test_posted_rmpp(env, i)->rmpp_type ==
@@ -1417,6 +1427,169 @@ static void mad_test_rmpp_recv_cap(struct kunit *test)
 	ib_mad_rmpp_cancel_recvs(env->priv);
 	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 0);
 	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+}
+
+/* How many control MADs from @from on are of @type. */
+static int mad_test_rmpp_count(struct mad_test_env *env, int from, u8 type)
+{
+	int i, n = 0;
+
+	for (i = from; i < env->posts && i < env->max_posted; i++)
+		n += mad_test_posted_rmpp(env, i)->rmpp_type == type;
+	return n;
+}
+
+/* Entries of the agent's reassembly hash, collecting or finished. */
+static int mad_test_rmpp_entries(struct mad_test_env *env)
+{
+	struct hlist_node *node;
+	unsigned long flags;
+	int bkt, n = 0;
+
+	spin_lock_irqsave(&env->priv->lock, flags);
+	for (bkt = 0; bkt < HASH_SIZE(env->priv->rmpp_hash); bkt++)
+		hlist_for_each(node, &env->priv->rmpp_hash[bkt])
+			n++;
+	spin_unlock_irqrestore(&env->priv->lock, flags);
+	return n;
+}
+
+/*
+ * One source cannot take every reassembly slot of an agent: after
+ * MAD_RMPP_SRC_MAX_RECVS stalled first segments its next ones are told
+ * STOP, and another source still gets its transfer started.
+ */
+static void mad_test_rmpp_recv_src_cap(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	const int n = 20;
+	int i;
+
+	mad_test_rmpp_env(test, env, n + 1);
+	env->rmpp_slid = 7;
+	for (i = 0; i < n; i++)
+		mad_test_rmpp_first(test, env, 0x710000000ULL + i, 2);
+	KUNIT_ASSERT_EQ(test, env->posts, n);
+	KUNIT_EXPECT_EQ(test, mad_test_rmpp_count(env, 0, IB_MGMT_RMPP_TYPE_ACK),
+			16);
+	KUNIT_EXPECT_EQ(test,
+			mad_test_rmpp_count(env, 0, IB_MGMT_RMPP_TYPE_STOP),
+			n - 16);
+
+	env->rmpp_slid = 8;
+	mad_test_rmpp_first(test, env, 0x710000000ULL, 2);
+	KUNIT_ASSERT_EQ(test, env->posts, n + 1);
+	KUNIT_EXPECT_EQ(test, mad_test_posted_rmpp(env, n)->rmpp_type,
+			IB_MGMT_RMPP_TYPE_ACK);
+	mad_test_rmpp_drain(env, 0, env->posts);
+	ib_mad_rmpp_cancel_recvs(env->priv);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 0);
+}
+
+/*
+ * Every slot of the agent taken by sixteen sources that went silent: a
+ * first segment from a seventeenth evicts the most stalled transfer
+ * (whose sender is told STOP) and starts.
+ */
+static void mad_test_rmpp_recv_evict_stalled(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	const int n = MAD_RMPP_MAX_RECVS;
+	int i;
+
+	mad_test_rmpp_env(test, env, n + 2);
+	for (i = 0; i < n; i++) {
+		env->rmpp_slid = 0x100 + i / 16;
+		mad_test_rmpp_first(test, env, 0x720000000ULL + i, 2);
+	}
+	KUNIT_ASSERT_EQ(test, env->posts, n);
+	KUNIT_EXPECT_EQ(test, mad_test_rmpp_count(env, 0, IB_MGMT_RMPP_TYPE_ACK),
+			n);
+	mad_test_rmpp_drain(env, 0, n);
+	msleep(MAD_RMPP_ACK_WAIT_MAX_MS + 200);
+
+	env->rmpp_slid = 0x200;
+	mad_test_rmpp_first(test, env, 0x730000000ULL, 2);
+	KUNIT_EXPECT_EQ(test,
+			mad_test_rmpp_count(env, n, IB_MGMT_RMPP_TYPE_STOP), 1);
+	KUNIT_EXPECT_EQ(test, mad_test_rmpp_count(env, n, IB_MGMT_RMPP_TYPE_ACK),
+			1);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, n);
+	mad_test_rmpp_drain(env, n, env->posts);
+	ib_mad_rmpp_cancel_recvs(env->priv);
+}
+
+/*
+ * Finished transfers are remembered for repeats of their last segment, a
+ * bounded number of them: a flood of one-segment transfers does not grow
+ * the agent's hash (walked with interrupts off) without bound.
+ */
+static void mad_test_rmpp_recv_done_bound(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	const int n = 2 * MAD_RMPP_MAX_RECVS + 50;
+	int i;
+
+	mad_test_rmpp_env(test, env, 1);
+	for (i = 0; i < n; i++) {
+		env->rmpp_slid = 0x300 + i % 64;
+		mad_test_rmpp_first(test, env, 0x740000000ULL + i, 1);
+		mad_test_rmpp_drain(env, 0, 1);
+		env->posts = 0;
+	}
+	KUNIT_EXPECT_EQ(test, env->recvs_done, n);
+	KUNIT_EXPECT_LE(test, mad_test_rmpp_entries(env), MAD_RMPP_MAX_RECVS);
+	ib_mad_rmpp_cancel_recvs(env->priv);
+}
+
+/*
+ * A source whose transfers hold their budget of segments is told STOP for
+ * the one that would go over it; what it held is given back, and the
+ * agent's count of segments held returns to zero.
+ */
+static void mad_test_rmpp_recv_seg_budget(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	unsigned int saved = mad_rmpp_src_max_segs;
+	int seg, stops;
+
+	mad_test_rmpp_env(test, env, 16);
+	mad_rmpp_src_max_segs = 4;
+	env->rmpp_slid = 9;
+	for (seg = 1; seg <= 6; seg++)
+		mad_test_rmpp_seg(test, env, 0x750000000ULL, 10, seg);
+	mad_rmpp_src_max_segs = saved;
+	stops = mad_test_rmpp_count(env, 0, IB_MGMT_RMPP_TYPE_STOP);
+	KUNIT_EXPECT_EQ(test, stops, 1);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 0);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_segs, 0);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+	mad_test_rmpp_drain(env, 0, env->posts);
+	ib_mad_rmpp_cancel_recvs(env->priv);
+}
+
+/*
+ * A sender that missed our final ACK repeats its last segment: each repeat
+ * is ACKed again on the transfer's own address handle, not on one made
+ * and destroyed per repeat.
+ */
+static void mad_test_rmpp_recv_repeat_ah(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	int i;
+
+	mad_test_rmpp_env(test, env, 8);
+	mad_test_ahs_created = 0;
+	mad_test_rmpp_first(test, env, 0x760000000ULL, 1);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	for (i = 0; i < 5; i++)
+		mad_test_rmpp_first(test, env, 0x760000000ULL, 1);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	KUNIT_EXPECT_EQ(test, mad_test_rmpp_count(env, 0, IB_MGMT_RMPP_TYPE_ACK),
+			6);
+	KUNIT_EXPECT_EQ(test, mad_test_ahs_created, 1);
+	mad_test_rmpp_drain(env, 0, env->posts);
+	ib_mad_rmpp_cancel_recvs(env->priv);
 }
 
 /*
@@ -2626,6 +2799,11 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_reg_bad_port),
 	KUNIT_CASE(mad_test_fc_per_dest),
 	KUNIT_CASE(mad_test_fc_mra_frees_slot),
+	KUNIT_CASE(mad_test_rmpp_recv_src_cap),
+	KUNIT_CASE_SLOW(mad_test_rmpp_recv_evict_stalled),
+	KUNIT_CASE(mad_test_rmpp_recv_done_bound),
+	KUNIT_CASE(mad_test_rmpp_recv_seg_budget),
+	KUNIT_CASE(mad_test_rmpp_recv_repeat_ah),
 	{}
 };
 
