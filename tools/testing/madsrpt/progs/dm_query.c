@@ -711,13 +711,13 @@ int main(int argc, char **argv)
 		if (ctx.drain_ms > 0)
 			dm_drain(&ctx);
 		printf("answers matching no request: %u\n", ctx.strays);
-	}
-	else if (!strcmp(argv[0], "raw") && argc == 4)
+	} else if (!strcmp(argv[0], "raw") && argc == 4) {
 		ret = dm_raw(&ctx, argv + 1);
-	else if (!strcmp(argv[0], "check") && argc == 5)
+	} else if (!strcmp(argv[0], "check") && argc == 5) {
 		ret = dm_check(&ctx, ctx.dgid, argv + 1);
-	else
+	} else {
 		dm_usage();
+	}
 	umad_unregister(ctx.fd, ctx.agent);
 	umad_close_port(ctx.fd);
 	return ret;
