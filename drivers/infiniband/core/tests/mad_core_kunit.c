@@ -2193,16 +2193,25 @@ static void mad_test_fc_backoff(struct kunit *test)
 }
 
 /*
- * Play the network for @buf until it completes: each transmission
- * completes on the wire, no response ever comes. Returns the jiffies by
- * which it had to be done.
+ * Post a flow-controlled request of 6 retries on an agent of @fc_max slots
+ * and play the network until it completes: each transmission completes on
+ * the wire, no response ever comes. It must time out, by its deadline
+ * (give or take the work's own latency). Returns the buffer, for the
+ * caller to check its tries and free.
  */
-static unsigned long mad_test_fc_unanswered(struct mad_test_env *env,
-					    struct ib_mad_send_buf *buf)
+static struct ib_mad_send_buf *
+mad_test_fc_unanswered(struct kunit *test, struct mad_test_env *env, u64 tid,
+		       int timeout_ms, unsigned int fc_max)
 {
-	unsigned long end = ib_mad_send_wr(buf)->deadline;
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, tid,
+						    timeout_ms, 6);
+	unsigned long end;
 	int tries = 1, i;
 
+	env->priv->fc_max = fc_max;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	KUNIT_EXPECT_TRUE(test, ib_mad_send_wr(buf)->fc);
+	end = ib_mad_send_wr(buf)->deadline;
 	for (i = 0; i < 2000 && !env->sends_done; i++) {
 		if (env->posts == tries) {
 			mad_test_wire_done(buf, IB_WC_SUCCESS);
@@ -2211,7 +2220,11 @@ static unsigned long mad_test_fc_unanswered(struct mad_test_env *env,
 		usleep_range(1000, 2000);
 		flush_delayed_work(&env->priv->timed_work);
 	}
-	return end;
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	KUNIT_EXPECT_TRUE(test,
+			  time_before(jiffies, end + msecs_to_jiffies(100)));
+	return buf;
 }
 
 /*
@@ -2222,21 +2235,12 @@ static unsigned long mad_test_fc_unanswered(struct mad_test_env *env,
 static void mad_test_fc_retries(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env(test);
-	struct ib_mad_send_buf *buf = mad_test_send(test, env, 0x71, 20, 6);
-	unsigned long end;
+	struct ib_mad_send_buf *buf = mad_test_fc_unanswered(test, env, 0x71,
+							     20, 1);
 
-	env->priv->fc_max = 1;
-	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
-	KUNIT_EXPECT_TRUE(test, ib_mad_send_wr(buf)->fc);
-	end = mad_test_fc_unanswered(env, buf);
-	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
-	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
 	KUNIT_EXPECT_LT(test, buf->retries, 6);
 	KUNIT_EXPECT_GE(test, buf->retries, 1);
 	KUNIT_EXPECT_GT(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKOFF), 0);
-	/* Done by the deadline, give or take the work's own latency. */
-	KUNIT_EXPECT_TRUE(test,
-			  time_before(jiffies, end + msecs_to_jiffies(100)));
 	ib_free_send_mad(buf);
 }
 
@@ -2427,20 +2431,12 @@ static void mad_test_send_post_fail_raced(struct kunit *test)
 static void mad_test_fc_retries_idle(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env(test);
-	struct ib_mad_send_buf *buf = mad_test_send(test, env, 0x72, 40, 6);
-	unsigned long end;
+	struct ib_mad_send_buf *buf = mad_test_fc_unanswered(test, env, 0x72,
+							     40, 4);
 
-	env->priv->fc_max = 4;
-	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
-	KUNIT_EXPECT_TRUE(test, ib_mad_send_wr(buf)->fc);
-	end = mad_test_fc_unanswered(env, buf);
-	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
-	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
 	KUNIT_EXPECT_EQ(test, buf->retries, 6);
 	KUNIT_EXPECT_EQ(test, env->posts, 7);
 	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_BACKOFF), 0);
-	KUNIT_EXPECT_TRUE(test,
-			  time_before(jiffies, end + msecs_to_jiffies(100)));
 	ib_free_send_mad(buf);
 }
 

@@ -368,6 +368,28 @@ ms_ibsim_opensm() {
 	ms_sm_pid=$!
 }
 
+# ms_ibsim_sm_stops PID: opensm leaves within 20 s of SIGTERM, and no opensm is
+# left running (one stuck in the kernel, in ib_umad's close or a MAD
+# send, does not).  Run by tap_here: it reaps this shell's child.
+ms_ibsim_sm_stops() {
+	local pid=$1 i
+
+	kill "$pid" || return 1
+	for ((i = 0; i < 100; i++)); do
+		case "$(ps -o stat= -p "$pid")" in
+		'' | Z*) break ;;
+		esac
+		sleep 0.2
+	done
+	if [ "$i" -eq 100 ]; then
+		echo "opensm (pid $pid) still runs 20 s after SIGTERM:"
+		ps -o pid,stat,wchan:32,cmd -p "$pid"
+		kill -9 "$pid"
+		return 1
+	fi
+	wait "$pid" 2>/dev/null
+	! pgrep -x opensm
+}
 # ms_ibsim_sm_up: fails until opensm has logged SUBNET UP.
 ms_ibsim_sm_up() {
 	grep -q "SUBNET UP" /tmp/opensm.log

@@ -77,30 +77,7 @@ tap_check "DM profile of ibdevsim1 port 2 from ibdevsim0 port 2" \
 tap_check "DM profile of ibdevsim0 port 1 from ibdevsim1 port 2" \
 	dm_ioc ibdevsim1 2 ibdevsim0 1
 
-# sm_stops PID: opensm leaves within 20 s of SIGTERM, and no opensm is
-# left running (one stuck in the kernel, in ib_umad's close or a MAD
-# send, does not).  Run by tap_here: it reaps this shell's child.
-# (ibsim-fabric has the same.)
-sm_stops() {
-	local pid=$1 i
-
-	kill "$pid" || return 1
-	for ((i = 0; i < 100; i++)); do
-		case "$(ps -o stat= -p "$pid")" in
-		'' | Z*) break ;;
-		esac
-		sleep 0.2
-	done
-	if [ "$i" -eq 100 ]; then
-		echo "opensm (pid $pid) still runs 20 s after SIGTERM:"
-		ps -o pid,stat,wchan:32,cmd -p "$pid"
-		kill -9 "$pid"
-		return 1
-	fi
-	wait "$pid" 2>/dev/null
-	! pgrep -x opensm
-}
-tap_here "opensm stops within 20 s of SIGTERM" sm_stops "$ms_sm_pid"
+tap_here "opensm stops within 20 s of SIGTERM" ms_ibsim_sm_stops "$ms_sm_pid"
 tap_check "ib_srpt unloads" modprobe -r ib_srpt
 tap_check "ibdevsim unloads with its devices" rmmod ibdevsim
 tap_done

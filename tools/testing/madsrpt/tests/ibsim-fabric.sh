@@ -64,30 +64,7 @@ xmit_moves() {
 }
 tap_check "perfquery: PortXmitPkts counts the 20 SMP replies the port sent" xmit_moves
 
-# sm_stops PID: opensm leaves within 20 s of SIGTERM, and no opensm is
-# left running (one stuck in the kernel, in ib_umad's close or a MAD
-# send, does not).  Run by tap_here: it reaps this shell's child.
-# (ibsim-dm has the same.)
-sm_stops() {
-	local pid=$1 i
-
-	kill "$pid" || return 1
-	for ((i = 0; i < 100; i++)); do
-		case "$(ps -o stat= -p "$pid")" in
-		'' | Z*) break ;;
-		esac
-		sleep 0.2
-	done
-	if [ "$i" -eq 100 ]; then
-		echo "opensm (pid $pid) still runs 20 s after SIGTERM:"
-		ps -o pid,stat,wchan:32,cmd -p "$pid"
-		kill -9 "$pid"
-		return 1
-	fi
-	wait "$pid" 2>/dev/null
-	! pgrep -x opensm
-}
-tap_here "opensm stops within 20 s of SIGTERM" sm_stops "$smpid"
+tap_here "opensm stops within 20 s of SIGTERM" ms_ibsim_sm_stops "$smpid"
 tap_check "ibdevsim unloads with its devices" rmmod ibdevsim
 tail -n 30 /tmp/opensm.log | sed 's/^/# /'
 tap_done
