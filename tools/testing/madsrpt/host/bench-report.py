@@ -6,7 +6,10 @@ Reads what host/bench.sh collected (figure,kernel,rep,metric,value,unit)
 and prints, per metric: the median of our kernel and of pristine 6.12 with
 the range of their runs, the ratio ours/upstream of the medians, the range
 of the ratios of the runs paired by repetition (each pair booted back to
-back), and the transport ceiling where there is one.  Ratios are turned
+back), and the transport ceiling where there is one.  The rxe figures run
+the same code on both kernels (rdma_rxe and perftest, no MAD layer): the
+spread of their ratios is how far two identical kernels read apart in
+this run, and a ratio inside it is marked "noise", not a result.  Ratios are turned
 so that above 1 always means ours is better (for a cost such as CPU time
 per I/O, the ratio is upstream/ours).  Writes OUTDIR/summary.json and, when
 matplotlib is there, OUTDIR/<metric>.png with every run of both kernels.
@@ -59,6 +62,21 @@ def better_ratio(ours, upstream, unit):
     return ours / upstream if upstream else float("nan")
 
 
+# Figures whose code is the same in both kernels: their ratios are noise.
+CONTROLS = ("rxe-",)
+
+
+def control_band(rows):
+    """The lowest and highest ratio the same-code figures showed."""
+    seen = []
+    for r in rows:
+        if r["metric"].startswith(CONTROLS) and "ratio" in r:
+            seen.append(r["ratio"])
+            seen.extend(r.get("pair_ratios", []))
+    seen = [v for v in seen if v == v]
+    return (min(seen), max(seen)) if seen else None
+
+
 def ceiling_of(metric, medians):
     for prefix, ceil in CEILINGS.items():
         if metric.startswith(prefix) and ceil in medians:
@@ -91,7 +109,19 @@ def summarise(runs, units):
         if ceil and ceil != row["metric"] and not is_cost(row["unit"]):
             row["ceiling"] = {"metric": ceil, "value": medians[ceil],
                               "unit": units[ceil]}
-    return rows
+    band = control_band(rows)
+    for row in rows:
+        if "ratio" not in row:
+            continue
+        if row["metric"].startswith(CONTROLS):
+            row["verdict"] = "control"
+        elif not band:
+            row["verdict"] = "no control"
+        elif band[0] <= row["ratio"] <= band[1]:
+            row["verdict"] = "noise"
+        else:
+            row["verdict"] = "ours" if row["ratio"] > 1 else "upstream"
+    return rows, band
 
 
 def fmt(v):
@@ -108,9 +138,9 @@ def span(values):
     return "%s-%s" % (fmt(min(values)), fmt(max(values)))
 
 
-def print_table(rows):
+def print_table(rows, band):
     head = ("metric", "unit", "ours median", "ours range", "upstream median",
-            "upstream range", "ratio", "pair ratios", "ceiling")
+            "upstream range", "ratio", "pair ratios", "better", "ceiling")
     table = [head]
     for r in rows:
         ceil = r.get("ceiling")
@@ -121,6 +151,7 @@ def print_table(rows):
             "%.2f" % r["ratio"] if "ratio" in r else "-",
             ("%.2f-%.2f" % (min(r["pair_ratios"]), max(r["pair_ratios"]))
              if r.get("pair_ratios") else "-"),
+            r.get("verdict", "-"),
             "%s %s (%s)" % (fmt(ceil["value"]), ceil["unit"], ceil["metric"])
             if ceil else "-"))
     widths = [max(len(str(row[i])) for row in table) for i in range(len(head))]
@@ -131,6 +162,13 @@ def print_table(rows):
     print("ratio: ours/upstream of the medians, turned so that above 1 "
           "means ours is better; pair ratios: the range over runs booted "
           "back to back")
+    if band:
+        print("better: 'noise' where the ratio lies inside %.2f-%.2f, the "
+              "ratios of the same-code rxe figures (controls) in this run"
+              % band)
+    else:
+        print("better: no same-code control figure ran (rxe-*), so no "
+              "ratio can be told from noise")
 
 
 def plot(rows, outdir):
@@ -163,8 +201,8 @@ def main():
     runs, units = load(sys.argv[1])
     if not runs:
         sys.exit("bench: no results in " + sys.argv[1])
-    rows = summarise(runs, units)
-    print_table(rows)
+    rows, band = summarise(runs, units)
+    print_table(rows, band)
     with open(os.path.join(sys.argv[2], "summary.json"), "w") as f:
         json.dump(rows, f, indent=1)
     plot(rows, sys.argv[2])

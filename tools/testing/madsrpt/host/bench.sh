@@ -26,7 +26,10 @@
 # then read lower, perf taking its share of the CPUs): the hottest modules
 # and symbols of each run are in build/bench/logs/FIGURE-KERNEL-REP.console.out
 # as "# perf" lines, and host/bench-perf.py prints them ours beside
-# upstream at the end (also in build/bench/profile.txt).
+# upstream at the end (also in build/bench/profile.txt), with the CPU per
+# operation of each module and of each source file of ib_core (the MAD
+# layer being its mad*.c, agent.c and smi.c), from the samples taken while
+# the operations were counted.
 
 set -euo pipefail
 
@@ -50,6 +53,7 @@ all=(
 	"kmad-16-bg1000|kmad 16 1000"
 	"kmad-16-bg100000|kmad 16 100000"
 	"overload-500|overload 500 2000 500 3"
+	"overload-500-w128|overload 500 128 500 3 w128"
 	"srp-randread-4k|srp randread 4k 32"
 	"srp-randwrite-4k|srp randwrite 4k 32"
 	"srp-read-128k|srp read 128k 8"
@@ -141,7 +145,9 @@ done
 if [ -n "${MS_BENCH_PERF:-}" ]; then
 	names=()
 	for f in "${figures[@]}"; do names+=("${f%%|*}"); done
-	/usr/bin/python3 "$here/bench-perf.py" "$out/logs" "${names[@]}" |
+	/usr/bin/python3 "$here/bench-perf.py" "$out/logs" \
+		--objs "ours=$MS_BUILD/${kpre}ours" \
+		--objs "upstream=$MS_BUILD/${kpre}upstream" "${names[@]}" |
 		tee "$out/profile.txt" || true
 fi
 if [ "$failed" -gt 0 ]; then

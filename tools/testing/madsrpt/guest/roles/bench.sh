@@ -12,10 +12,12 @@
 #                                        the same between two in-kernel agents
 #                                        (kmod/mad_bench_kmod.c), BACKGROUND
 #                                        more GETs outstanding to nobody
-#   bench.sh SECONDS overload RATE WINDOW TIMEOUT_MS RETRIES
+#   bench.sh SECONDS overload RATE WINDOW TIMEOUT_MS RETRIES [TAG]
 #                                        an overloaded responder: the same
 #                                        module answers only RATE SA GETs per
 #                                        second while WINDOW are outstanding
+#                                        (TAG, if given, ends the metrics'
+#                                        names)
 #   bench.sh SECONDS srp RW BS DEPTH     fio through ib_srp to ib_srpt on a
 #                                        tmpfs fileio LUN, O_DIRECT
 #   bench.sh SECONDS rmpp SIZE           kernel RMPP through ib_umad: SIZE
@@ -58,77 +60,68 @@ bench_line() {
 	echo "BENCH $1 $2 $3"
 }
 
-# prof_start, prof_stop [OPS UNIT]: sample every CPU (cpu-clock, as TCG
-# has no PMU) from one to the other when profiling, then print where the
-# time went; with OPS, the operations done meanwhile, also each layer's
-# CPU time per operation.
+# prof_start, prof_mark, prof_stop [OPS UNIT]: sample every CPU
+# (cpu-clock, as TCG has no PMU) from prof_start to prof_stop when
+# profiling, and print where the time went.  prof_mark, called just
+# before the figure's workload starts, opens the window the workload's
+# operations are counted in; prof_end, as soon as the workload returns,
+# closes it (or else prof_stop does).  Samples carry CLOCK_BOOTTIME stamps, the clock of /proc/uptime, so
+# that only those inside the window are counted.  With OPS, the
+# operations done in that window, each symbol's samples are printed as
+# "# perf samples N DSO SYMBOL" with "# perf window NS OPS UNIT" (NS the
+# CPU time of the window, all CPUs); host/bench-perf.py attributes them
+# to source files and modules from the objects of the kernel's build.
 prof_start() {
 	[ -n "$profile" ] || return 0
-	perf record -a -g -e cpu-clock -F 1999 -o /tmp/perf.data \
+	perf record -a -g -k boottime -e cpu-clock -F 1999 -o /tmp/perf.data \
 		>/tmp/perf-record.out 2>&1 &
 	prof_pid=$!
-	prof_t0=$(date +%s%N)
 	sleep 1
+	prof_mark
 }
 
-# prof_layers OPS UNIT NS: the samples of each layer of the stack, as a
-# share of all samples and as CPU time per operation, NS being the CPU
-# time perf sampled (under TCG it takes fewer samples a second than it
-# asks for, so a share of that time is what a layer's samples stand for;
-# "idle" also has perf's first second, before the figure starts).  The
-# MAD layer is the functions of ib_core whose names say MAD, RMPP, SMI or
-# SMP, with pristine's timeout_sends, wait_for_response,
-# local_completions and retry_send; the rest of ib_core (CQ polling,
-# address resolution, ...) is "ib_core".  The same names select the same
-# code in both kernels.
-prof_layers() {
-	perf report -i /tmp/perf.data --stdio --no-children -n --sort dso,sym \
-		-g none --percent-limit 0 2>/dev/null | grep -v '^#' | grep . |
-	awk -v ops="$1" -v unit="$2" -v ns="$3" '
-	{
-		n = $2; dso = $3; sym = $NF
-		if (sym ~ /^(default_idle|pv_native_safe_halt|native_safe_halt|cpu_idle_poll|acpi_idle_do_entry)$/)
-			l = "idle"
-		else if (dso == "[ib_core]" && sym ~ /mad|rmpp|smi|smp|^(timeout_sends|wait_for_response|local_completions|retry_send)$/)
-			l = "mad-layer"
-		else if (dso ~ /^\[(ib_core|rdma_rxe|ib_srpt|target_core_mod|ib_umad|ib_cm|rdma_cm|ib_srp)\]$/)
-			l = substr(dso, 2, length(dso) - 2)
-		else
-			l = "other"
-		s[l] += n; all += n
-	}
-	END {
-		if (!all || ops <= 0)
-			exit
-		for (l in s)
-			printf "# perf layer %.2f%% %.2f us/%s %s\n",
-				100 * s[l] / all, s[l] / all * ns / 1000 / ops,
-				unit, l
-	}'
+# The start of the window: /proc/uptime reads CLOCK_BOOTTIME.
+prof_mark() {
+	[ -n "$profile" ] || return 0
+	read -r prof_t0 _ </proc/uptime
+	prof_t1=
+}
+
+# The end of the window, as soon as the workload has returned.
+prof_end() {
+	[ -n "$profile" ] || return 0
+	read -r prof_t1 _ </proc/uptime
 }
 
 prof_stop() {
 	[ -n "$profile" ] || return 0
-	local ns=$(($(date +%s%N) - prof_t0))
+	local t1=$prof_t1 win
 
+	[ -n "$t1" ] || read -r t1 _ </proc/uptime
 	kill -INT "$prof_pid"
 	wait "$prof_pid" || true
+	win=--time=$prof_t0,$t1
 	if [ -n "$1" ]; then
-		echo "# perf: share of all samples and CPU per $2, by layer"
-		prof_layers "$1" "$2" $((ns * $(nproc)))
+		awk -v a="$prof_t0" -v b="$t1" -v c="$(nproc)" -v o="$1" \
+			-v u="$2" 'BEGIN { printf "# perf window %.0f %d %s\n",
+				(b - a) * 1e9 * c, o, u }'
+		perf report -i /tmp/perf.data "$win" --stdio --no-children -n \
+			--sort dso,sym -g none --percent-limit 0 2>/dev/null |
+			grep -v '^#' | grep . |
+			awk '{ print "# perf samples", $2, $3, $NF }'
 	fi
 	echo "# perf: share of all samples, by module"
-	perf report -i /tmp/perf.data --stdio --no-children --sort dso -g none \
-		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep . |
+	perf report -i /tmp/perf.data "$win" --stdio --no-children --sort dso \
+		-g none --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep . |
 		sed 's/^/# perf dso /'
 	echo "# perf: share of all samples, by symbol"
-	perf report -i /tmp/perf.data --stdio --no-children --sort sym,dso \
-		-g none --percent-limit 0.2 2>/dev/null | grep -v '^#' |
-		grep . | head -80 | sed 's/^/# perf sym /'
+	perf report -i /tmp/perf.data "$win" --stdio --no-children \
+		--sort sym,dso -g none --percent-limit 0.2 2>/dev/null |
+		grep -v '^#' | grep . | head -80 | sed 's/^/# perf sym /'
 	# With callees: spinlock releases, where the sampling interrupt
 	# lands, stand for the functions that took the lock.
 	echo "# perf: share of all samples in each symbol and its callees"
-	perf report -i /tmp/perf.data --stdio --children --sort sym,dso \
+	perf report -i /tmp/perf.data "$win" --stdio --children --sort sym,dso \
 		-g none --percent-limit 1 2>/dev/null | grep -v '^#' |
 		grep . | head -120 | awk '{ $2 = ""; print }' |
 		sed 's/^/# perf incl /'
@@ -214,6 +207,7 @@ bench_mad_rr() {
 		echo "# $out"
 		return 1
 	}
+	prof_end
 	echo "# $out"
 	if [ -n "$cost" ]; then
 		n=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
@@ -235,6 +229,7 @@ bench_kmad() {
 	if [ -n "$cost" ]; then cost_start; else prof_start; fi
 	insmod "$ko" dev=$dev window="$win" background="$bg" seconds="$secs" ||
 		{ dmesg | grep mad_bench_kmod | sed 's/^/# /'; return 1; }
+	prof_end
 	out=$(dmesg | grep -o 'mad_bench_kmod window=.*')
 	echo "# $out"
 	if [ -n "$cost" ]; then
@@ -254,7 +249,7 @@ bench_kmad() {
 }
 
 bench_overload() {
-	local rate=$1 win=$2 tmo=$3 retries=$4 ko out v name=overload-$1
+	local rate=$1 win=$2 tmo=$3 retries=$4 ko out v name=overload-$1${5:+-$5}
 
 	ko=$MS_TOP/build/bench/kmod/$(uname -r)/mad_bench_kmod.ko
 	[ -f "$ko" ] || { echo "# no $ko"; return 1; }
@@ -303,6 +298,7 @@ bench_srp() {
 		--iodepth="$depth" --ioengine=libaio --direct=1 \
 		--time_based --runtime="$secs" \
 		--output-format=json) || return 1
+	prof_end
 	c1=$(cpu_busy_us)
 	read -r x1 i1 < <(sys_counters)
 	read -r ios rate < <(python3 -c '
@@ -351,6 +347,7 @@ bench_rmpp() {
 		grep -v '^ok ' <<<"$out" | tail -5 | sed 's/^/# /'
 		return 1
 	}
+	prof_end
 	out=$(grep '^# rmpp-bench ' <<<"$out") || return 1
 	echo "$out"
 	n=$(grep -o ' exchanges=[0-9]*' <<<"$out")
@@ -407,6 +404,7 @@ bench_cm_ucmatose() {
 		ns=$((ns + t1 - t0))
 		runs=$((runs + 1))
 	done
+	prof_end
 	prof_stop $((runs * n)) connection
 	echo "# ucmatose: $runs runs of $n connections in $((ns / 1000000)) ms"
 	bench_line "cm-ucmatose-$n" \
