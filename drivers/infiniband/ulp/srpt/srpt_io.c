@@ -82,7 +82,8 @@ bool srpt_test_and_set_cmd_state(struct srpt_send_ioctx *ioctx,
  * Context: process context.
  * Return: a reset context, or NULL if all are in use.
  */
-static struct srpt_send_ioctx *srpt_get_send_ioctx(struct srpt_rdma_ch *ch)
+VISIBLE_IF_KUNIT struct srpt_send_ioctx *
+srpt_get_send_ioctx(struct srpt_rdma_ch *ch)
 {
 	struct srpt_send_ioctx *ioctx;
 	int tag, cpu;
@@ -108,6 +109,7 @@ static struct srpt_send_ioctx *srpt_get_send_ioctx(struct srpt_rdma_ch *ch)
 	ioctx->cmd.map_cpu = cpu;
 	return ioctx;
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_get_send_ioctx);
 
 static int srpt_parse_indirect(const struct srp_cmd *cmd, u32 iu_len,
 			       u32 off, u8 in_iu, struct srpt_desc_info *info)

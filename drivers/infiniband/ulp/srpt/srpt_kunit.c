@@ -1828,6 +1828,154 @@ static void srpt_test_data_budget(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, srpt_ch_charge_data(ch, 4096));
 }
 
+/* ------------------------------------------------------------------ */
+/* Command contexts and send queue slots                               */
+/* ------------------------------------------------------------------ */
+
+/* Command contexts come from the session's tags, reset for each command. */
+static void srpt_test_get_send_ioctx(struct kunit *test)
+{
+	struct srpt_send_ioctx *got[4], *ioctx;
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+	int i, j;
+
+	ch = fake_ch(test, &h);
+	ch->ioctx_ring = kunit_kcalloc(test, ch->rq_size,
+				       sizeof(*ch->ioctx_ring), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ch->ioctx_ring);
+	for (i = 0; i < ch->rq_size; i++) {
+		ioctx = kunit_kzalloc(test, sizeof(*ioctx), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, ioctx);
+		ioctx->ch = ch;
+		/* What an earlier command left behind. */
+		ioctx->state = SRPT_STATE_DONE;
+		ioctx->n_rdma = 5;
+		ioctx->n_rw_ctx = 2;
+		ioctx->rw_len = 4096;
+		ioctx->charged = 4096;
+		ioctx->queue_status_only = true;
+		ioctx->local = true;
+		ioctx->rw_dir = DMA_TO_DEVICE;
+		ioctx->cmd.tag = 77;
+		ioctx->cmd.data_length = 512;
+		ioctx->sense_data[0] = 0x70;
+		ch->ioctx_ring[i] = ioctx;
+	}
+
+	for (i = 0; i < ch->rq_size; i++) {
+		ioctx = srpt_get_send_ioctx(ch);
+		KUNIT_ASSERT_NOT_NULL(test, ioctx);
+		got[i] = ioctx;
+		KUNIT_EXPECT_PTR_EQ(test, ch->ioctx_ring[ioctx->cmd.map_tag],
+				    ioctx);
+		for (j = 0; j < i; j++)
+			KUNIT_EXPECT_PTR_NE(test, got[j], ioctx);
+		KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_NEW);
+		KUNIT_EXPECT_EQ(test, ioctx->n_rdma, 0);
+		KUNIT_EXPECT_EQ(test, ioctx->n_rw_ctx, 0);
+		KUNIT_EXPECT_EQ(test, ioctx->rw_len, 0);
+		KUNIT_EXPECT_EQ(test, ioctx->charged, 0);
+		KUNIT_EXPECT_NULL(test, ioctx->rw_ctxs);
+		KUNIT_EXPECT_FALSE(test, ioctx->queue_status_only);
+		KUNIT_EXPECT_FALSE(test, ioctx->local);
+		KUNIT_EXPECT_EQ(test, ioctx->rw_dir, DMA_NONE);
+		KUNIT_EXPECT_EQ(test, ioctx->cmd.tag, 0);
+		KUNIT_EXPECT_EQ(test, ioctx->cmd.data_length, 0);
+		KUNIT_EXPECT_EQ(test, ioctx->sense_data[0], 0);
+		KUNIT_EXPECT_PTR_EQ(test, ioctx->ch, ch);
+	}
+	/* Every credit is in use: the IU has to wait. */
+	KUNIT_EXPECT_NULL(test, srpt_get_send_ioctx(ch));
+	/* A context given back is the next one claimed. */
+	target_free_tag(ch->sess, &got[2]->cmd);
+	KUNIT_EXPECT_PTR_EQ(test, srpt_get_send_ioctx(ch), got[2]);
+	for (i = 0; i < ch->rq_size; i++)
+		target_free_tag(ch->sess, &got[i]->cmd);
+}
+
+/*
+ * The RDMA READs of a write take their slots of the send queue or are not
+ * posted at all: LIO retries on -ENOMEM.
+ */
+static void srpt_test_write_pending_slots(struct kunit *test)
+{
+	struct srpt_send_ioctx *ioctx;
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	ioctx = kunit_kzalloc(test, sizeof(*ioctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ioctx);
+	ioctx->ch = ch;
+	ioctx->state = SRPT_STATE_NEW;
+	ioctx->n_rdma = 3;
+
+	atomic_set(&ch->sq_wr_avail, 2);
+	KUNIT_EXPECT_EQ(test, srpt_write_pending(&ioctx->cmd), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 2);
+	KUNIT_EXPECT_EQ(test, h->sends, 0);
+	KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_NEED_DATA);
+
+	/* Posting fails: the slots come back as well. */
+	atomic_set(&ch->sq_wr_avail, 8);
+	h->fail_send = true;
+	KUNIT_EXPECT_NE(test, srpt_write_pending(&ioctx->cmd), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 8);
+
+	h->fail_send = false;
+	KUNIT_EXPECT_EQ(test, srpt_write_pending(&ioctx->cmd), 0);
+	KUNIT_EXPECT_EQ(test, h->sends, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 5);
+	KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_NEED_DATA);
+	KUNIT_EXPECT_NOT_NULL(test, ioctx->rdma_cqe.done);
+}
+
+/*
+ * A read's response needs a slot for itself and one for each RDMA WRITE;
+ * with too few free, nothing changes and LIO is told to retry.
+ */
+static void srpt_test_queue_response_slots(struct kunit *test)
+{
+	struct srpt_send_ioctx *ioctx;
+	struct srpt_rdma_ch *ch;
+	struct srp_rsp *rsp;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	ioctx = kunit_kzalloc(test, sizeof(*ioctx), GFP_KERNEL);
+	rsp = kunit_kzalloc(test, SRPT_MAX_RSP_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ioctx);
+	KUNIT_ASSERT_NOT_NULL(test, rsp);
+	ioctx->ch = ch;
+	ioctx->ioctx.buf = rsp;
+	ioctx->state = SRPT_STATE_NEW;
+	ioctx->n_rdma = 3;
+	ioctx->cmd.data_direction = DMA_FROM_DEVICE;
+	ioctx->cmd.tag = 11;
+	atomic_set(&ch->req_lim, 0);
+	atomic_set(&ch->req_lim_delta, 2);
+
+	atomic_set(&ch->sq_wr_avail, 3);
+	KUNIT_EXPECT_EQ(test, srpt_queue_response(&ioctx->cmd), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_NEW);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim_delta), 2);
+	KUNIT_EXPECT_EQ(test, h->sends, 0);
+
+	atomic_set(&ch->sq_wr_avail, 4);
+	KUNIT_EXPECT_EQ(test, srpt_queue_response(&ioctx->cmd), 0);
+	KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_CMD_RSP_SENT);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim_delta), 0);
+	KUNIT_EXPECT_EQ(test, h->sends, 1);
+	KUNIT_EXPECT_EQ(test, rsp->opcode, SRP_RSP);
+	KUNIT_EXPECT_EQ(test, rsp->tag, 11);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(rsp->req_lim_delta), 3);
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -1862,6 +2010,9 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_cq_need, cq_gen_params),
 	KUNIT_CASE(srpt_test_nexus),
 	KUNIT_CASE(srpt_test_data_budget),
+	KUNIT_CASE(srpt_test_get_send_ioctx),
+	KUNIT_CASE(srpt_test_write_pending_slots),
+	KUNIT_CASE(srpt_test_queue_response_slots),
 	{}
 };
 

@@ -703,6 +703,7 @@ void srpt_port_enable_dm(struct srpt_port *sport);
 bool srpt_ch_charge_data(struct srpt_rdma_ch *ch, u32 len);
 u32 srpt_ch_cq_need(u32 cq_size, const struct ib_qp_cap *cap, u32 rq_size,
 		    bool use_srq);
+struct srpt_send_ioctx *srpt_get_send_ioctx(struct srpt_rdma_ch *ch);
 #endif
 
 /* srpt_lio.c */

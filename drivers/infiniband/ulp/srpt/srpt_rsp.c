@@ -337,6 +337,7 @@ err_undo:
 	atomic_add(ioctx->n_rdma, &ch->sq_wr_avail);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_write_pending);
 
 static u8 srpt_tmr_rsp_code(enum tcm_tmrsp_table response)
 {
@@ -446,6 +447,7 @@ err_state:
 	srpt_drop_rsp(ioctx, ret);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_queue_response);
 
 /**
  * srpt_drop_rsp - end a command whose response cannot be sent
