@@ -72,39 +72,36 @@ bool srpt_test_and_set_cmd_state(struct srpt_send_ioctx *ioctx,
 	return true;
 }
 
+/*
+ * A command context is free from target_free_tag() to the next claim; a
+ * claim starts its per-command part from zero, which is SRPT_STATE_NEW.
+ */
+static_assert(SRPT_STATE_NEW == 0);
+
 /**
- * srpt_get_send_ioctx - take a free command context of a channel
+ * srpt_get_send_ioctx - claim a free command context of a channel
  * @ch: the channel.
  *
- * Contexts are indexed by LIO session tags, so there are exactly as many as
- * the initiator has credits.
+ * The LIO session's tag pool hands out the contexts: tag n is
+ * @ch->ioctx_ring[n], and there are as many as the initiator has credits.
  *
  * Context: process context.
- * Return: a reset context, or NULL if all are in use.
+ * Return: the context, its per-command fields zeroed (LIO does not reset
+ * every field of a reused se_cmd either) and its tag set, or NULL if every
+ * context is in use.
  */
 VISIBLE_IF_KUNIT struct srpt_send_ioctx *
 srpt_get_send_ioctx(struct srpt_rdma_ch *ch)
 {
 	struct srpt_send_ioctx *ioctx;
-	int tag, cpu;
+	int cpu, tag = sbitmap_queue_get(&ch->sess->sess_tag_pool, &cpu);
 
-	tag = sbitmap_queue_get(&ch->sess->sess_tag_pool, &cpu);
-	if (tag < 0)
+	if (unlikely(tag < 0))
 		return NULL;
 	ioctx = ch->ioctx_ring[tag];
 	WARN_ON_ONCE(ioctx->ch != ch || ioctx->recv_ioctx);
-	ioctx->state = SRPT_STATE_NEW;
-	ioctx->n_rdma = 0;
-	ioctx->n_rw_ctx = 0;
-	ioctx->rw_len = 0;
-	ioctx->charged = 0;
-	ioctx->rw_ctxs = NULL;
-	ioctx->queue_status_only = false;
-	ioctx->local = false;
+	memset_startat(ioctx, 0, state);
 	ioctx->rw_dir = DMA_NONE;
-	/* LIO does not reset every field of a reused se_cmd. */
-	memset(&ioctx->cmd, 0, sizeof(ioctx->cmd));
-	memset(ioctx->sense_data, 0, sizeof(ioctx->sense_data));
 	ioctx->cmd.map_tag = tag;
 	ioctx->cmd.map_cpu = cpu;
 	return ioctx;
@@ -246,33 +243,70 @@ VISIBLE_IF_KUNIT int srpt_parse_desc_tbl(const struct srp_cmd *cmd,
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_parse_desc_tbl);
 
+/*
+ * Remote buffers and their rdma_rw contexts.
+ *
+ * A command's transfer is an array of struct srpt_rw_ctx, one per remote
+ * buffer its data reaches, each with its own page list; the lists are then
+ * linked into the one LIO sees. srpt_rw_ctx_map() and srpt_rw_ctx_unmap()
+ * set an rdma_rw context up and tear it down, for building, for trimming a
+ * read to the data its backend produced and for freeing; srpt_rw_wrs()
+ * strings the work requests of all contexts together for posting.
+ */
+
+/* Let @ctx's rdma_rw context move the first @n entries of its pages. */
+static int srpt_rw_ctx_map(struct srpt_send_ioctx *ioctx,
+			   struct srpt_rw_ctx *ctx, unsigned int n)
+{
+	struct srpt_rdma_ch *ch = ioctx->ch;
+	int wrs = rdma_rw_ctx_init(&ctx->rw, ch->qp, ch->sport->port, ctx->sg,
+				   n, 0, ctx->raddr, ctx->rkey, ioctx->rw_dir);
+
+	if (wrs < 0)
+		return wrs;
+	ctx->mapped = n;
+	ctx->n_wrs = wrs;
+	return 0;
+}
+
+static void srpt_rw_ctx_unmap(struct srpt_send_ioctx *ioctx,
+			      struct srpt_rw_ctx *ctx)
+{
+	struct srpt_rdma_ch *ch = ioctx->ch;
+
+	if (ctx->mapped)
+		rdma_rw_ctx_destroy(&ctx->rw, ch->qp, ch->sport->port, ctx->sg,
+				    ctx->mapped, ioctx->rw_dir);
+	ctx->mapped = 0;
+	ctx->n_wrs = 0;
+}
+
 /**
  * srpt_free_rw_ctxs - release the remote buffer contexts of a command
  * @ch: the command's channel.
  * @ioctx: the command.
  *
+ * Also for a command whose contexts were only partly set up; gives the
+ * bytes charged to the channel's data budget back.
+ *
  * Context: process context.
  */
 void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx)
 {
-	u32 i;
+	struct srpt_rw_ctx *ctx = ioctx->rw_ctxs;
+	struct srpt_rw_ctx *end = ctx + ioctx->n_rw_ctx;
 
-	for (i = 0; i < ioctx->n_rw_ctx; i++) {
-		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
-
-		if (ctx->mapped)
-			rdma_rw_ctx_destroy(&ctx->rw, ch->qp, ch->sport->port,
-					    ctx->sg, ctx->mapped,
-					    ioctx->rw_dir);
+	for (; ctx < end; ctx++) {
+		srpt_rw_ctx_unmap(ioctx, ctx);
 		target_free_sgl(ctx->sg, ctx->nents);
 	}
 	if (ioctx->rw_ctxs != &ioctx->s_rw_ctx)
 		kfree(ioctx->rw_ctxs);
+	atomic_sub(ioctx->charged, &ch->data_bytes);
 	ioctx->rw_ctxs = NULL;
 	ioctx->n_rw_ctx = 0;
 	ioctx->n_rdma = 0;
 	ioctx->rw_len = 0;
-	atomic_sub(ioctx->charged, &ch->data_bytes);
 	ioctx->charged = 0;
 }
 
@@ -301,38 +335,30 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_ch_charge_data);
 /*
  * Set @ctx up again to move only the first @len bytes of its buffer, which
  * it held in full. The entry where the data ends is shortened; the pages
- * past it stay in @ctx->sg, to be freed with the command.
+ * past it stay in @ctx->sg, to be freed with the command. On failure @ctx
+ * moves nothing and keeps its length, which a second call sees.
  */
 static int srpt_rw_ctx_cut(struct srpt_send_ioctx *ioctx,
 			   struct srpt_rw_ctx *ctx, u32 len)
 {
-	struct srpt_rdma_ch *ch = ioctx->ch;
 	struct scatterlist *s;
-	unsigned int i, n = 0;
+	unsigned int i;
 	u32 left = len;
 	int ret;
 
-	if (ctx->mapped)
-		rdma_rw_ctx_destroy(&ctx->rw, ch->qp, ch->sport->port, ctx->sg,
-				    ctx->mapped, ioctx->rw_dir);
-	ctx->mapped = 0;
-	ctx->n_wrs = 0;
+	srpt_rw_ctx_unmap(ioctx, ctx);
 	for_each_sg(ctx->sg, s, ctx->nents, i) {
-		n++;
-		if (s->length >= left) {
-			s->length = left;
+		if (s->length >= left)
 			break;
-		}
 		left -= s->length;
 	}
-	ret = rdma_rw_ctx_init(&ctx->rw, ch->qp, ch->sport->port, ctx->sg, n,
-			       0, ctx->raddr, ctx->rkey, ioctx->rw_dir);
-	if (ret < 0)
-		return ret;
-	ctx->mapped = n;
-	ctx->n_wrs = ret;
-	ctx->len = len;
-	return 0;
+	if (WARN_ON_ONCE(i == ctx->nents))
+		return -EINVAL;
+	s->length = left;
+	ret = srpt_rw_ctx_map(ioctx, ctx, i + 1);
+	if (!ret)
+		ctx->len = len;
+	return ret;
 }
 
 /**
@@ -354,23 +380,24 @@ static int srpt_rw_ctx_cut(struct srpt_send_ioctx *ioctx,
  */
 int srpt_trim_rw_ctxs(struct srpt_send_ioctx *ioctx, u32 len)
 {
-	u32 i, left = len, n_rdma = 0;
+	struct srpt_rw_ctx *ctx = ioctx->rw_ctxs;
+	struct srpt_rw_ctx *end = ctx + ioctx->n_rw_ctx;
+	u32 kept = 0, n_rdma = 0;
 	int ret;
 
-	for (i = 0; i < ioctx->n_rw_ctx; i++) {
-		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
-
-		if (!left) {
+	for (; ctx < end; ctx++) {
+		if (kept == len) {
+			/* Past the data: the pages stay, the WRs go. */
 			ctx->n_wrs = 0;
 			ctx->len = 0;
 			continue;
 		}
-		if (left < ctx->len) {
-			ret = srpt_rw_ctx_cut(ioctx, ctx, left);
+		if (len - kept < ctx->len) {
+			ret = srpt_rw_ctx_cut(ioctx, ctx, len - kept);
 			if (ret)
 				return ret;
 		}
-		left -= ctx->len;
+		kept += ctx->len;
 		n_rdma += ctx->n_wrs;
 	}
 	ioctx->n_rdma = n_rdma;
@@ -378,81 +405,126 @@ int srpt_trim_rw_ctxs(struct srpt_send_ioctx *ioctx, u32 len)
 	return 0;
 }
 
-/*
- * Allocate local pages for the first @len bytes of the remote buffers of
- * @info and an rdma_rw context for each remote buffer they reach. Remote
- * memory past @len gets neither pages nor work requests. The per-buffer
- * lists are chained into one, returned in @sg and @sg_cnt.
+/**
+ * srpt_rw_wrs - the work requests of a command's transfer, as one chain
+ * @ioctx: the command.
+ * @cqe: completion entry of the chain's last work request, NULL for an
+ *	unsignaled chain.
+ * @next: what is to follow the chain (the response), or NULL.
+ *
+ * rdma_rw puts a context's work requests in front of a given chain, so the
+ * chain grows from its end: the last buffer's requests first. Buffers left
+ * out of the transfer (&srpt_rw_ctx.n_wrs 0) add nothing.
+ *
+ * Context: any context.
+ * Return: the first work request, @next if the transfer has none.
  */
-static int srpt_alloc_rw_ctxs(struct srpt_send_ioctx *ioctx,
-			      const struct srpt_desc_info *info, u32 len,
-			      bool zero, struct scatterlist **sg,
-			      unsigned int *sg_cnt)
+struct ib_send_wr *srpt_rw_wrs(struct srpt_send_ioctx *ioctx,
+			       struct ib_cqe *cqe, struct ib_send_wr *next)
 {
 	struct srpt_rdma_ch *ch = ioctx->ch;
-	struct scatterlist *prev = NULL;
-	unsigned int prev_nents = 0;
-	u32 i, n, left;
+	u32 i = ioctx->n_rw_ctx;
+
+	while (i--) {
+		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
+
+		if (!ctx->n_wrs)
+			continue;
+		next = rdma_rw_ctx_wrs(&ctx->rw, ch->qp, ch->sport->port, cqe,
+				       next);
+		cqe = NULL;
+	}
+	return next;
+}
+
+/* How many remote buffers the first @len bytes of @info reach; 0 if none. */
+static u32 srpt_bufs_for(const struct srpt_desc_info *info, u32 len)
+{
+	u32 n = 0;
+
+	while (len && n < info->n_desc)
+		len -= min(len, be32_to_cpu(info->descs[n++].len));
+	return len ? 0 : n;
+}
+
+/*
+ * Give @ctx pages for @len bytes of remote buffer @db and an rdma_rw
+ * context moving them; @spare asks for the entry that links the list to
+ * the next buffer's.
+ */
+static int srpt_rw_ctx_setup(struct srpt_send_ioctx *ioctx,
+			     struct srpt_rw_ctx *ctx,
+			     const struct srp_direct_buf *db, u32 len,
+			     bool zero, bool spare)
+{
 	int ret;
 
-	for (n = 0, left = len; left && n < info->n_desc; n++)
-		left -= min(left, be32_to_cpu(info->descs[n].len));
-	if (WARN_ON_ONCE(left || !n))
-		return -EINVAL;
+	ctx->raddr = be64_to_cpu(db->va);
+	ctx->rkey = be32_to_cpu(db->key);
+	ctx->len = len;
+	ret = target_alloc_sgl(&ctx->sg, &ctx->nents, len, zero, spare);
+	if (ret)
+		return ret;
+	ret = srpt_rw_ctx_map(ioctx, ctx, ctx->nents);
+	if (ret)
+		target_free_sgl(ctx->sg, ctx->nents);
+	return ret;
+}
 
+/*
+ * Contexts for the first @len bytes of the remote buffers of @info: remote
+ * memory past @len gets neither pages nor work requests. All or nothing.
+ */
+static int srpt_setup_rw(struct srpt_send_ioctx *ioctx,
+			 const struct srpt_desc_info *info, u32 len, bool zero)
+{
+	u32 n = srpt_bufs_for(info, len), left = len;
+	int ret;
+
+	if (WARN_ON_ONCE(!n))
+		return -EINVAL;
+	/* The local side moves the data the other way round. */
 	ioctx->rw_dir = info->dir == DMA_TO_DEVICE ? DMA_FROM_DEVICE :
 						     DMA_TO_DEVICE;
-	if (n == 1) {
-		ioctx->rw_ctxs = &ioctx->s_rw_ctx;
-	} else {
-		ioctx->rw_ctxs = kmalloc_array(n, sizeof(*ioctx->rw_ctxs),
-					       GFP_KERNEL);
-		if (!ioctx->rw_ctxs)
-			return -ENOMEM;
-	}
+	ioctx->rw_ctxs = n == 1 ? &ioctx->s_rw_ctx :
+		kmalloc_array(n, sizeof(*ioctx->rw_ctxs), GFP_KERNEL);
+	if (!ioctx->rw_ctxs)
+		return -ENOMEM;
+	while (ioctx->n_rw_ctx < n) {
+		const struct srp_direct_buf *db = &info->descs[ioctx->n_rw_ctx];
+		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[ioctx->n_rw_ctx];
 
-	for (i = 0, left = len; i < n; i++) {
-		const struct srp_direct_buf *db = &info->descs[i];
-		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
-		u32 part = min(left, be32_to_cpu(db->len));
-
-		/* All but the last list get a spare entry to chain with. */
-		ret = target_alloc_sgl(&ctx->sg, &ctx->nents, part, zero,
-				       i < n - 1);
-		if (ret)
-			goto err_free;
-		ret = rdma_rw_ctx_init(&ctx->rw, ch->qp, ch->sport->port,
-				       ctx->sg, ctx->nents, 0,
-				       be64_to_cpu(db->va),
-				       be32_to_cpu(db->key), ioctx->rw_dir);
-		if (ret < 0) {
-			target_free_sgl(ctx->sg, ctx->nents);
-			goto err_free;
+		ret = srpt_rw_ctx_setup(ioctx, ctx, db,
+					min(left, be32_to_cpu(db->len)), zero,
+					ioctx->n_rw_ctx + 1 < n);
+		if (ret) {
+			srpt_free_rw_ctxs(ioctx->ch, ioctx);
+			return ret;
 		}
-		ctx->mapped = ctx->nents;
-		ctx->raddr = be64_to_cpu(db->va);
-		ctx->rkey = be32_to_cpu(db->key);
-		ctx->len = part;
-		ctx->n_wrs = ret;
-		ioctx->n_rdma += ret;
 		ioctx->n_rw_ctx++;
-		left -= part;
-
-		if (prev) {
-			sg_unmark_end(&prev[prev_nents - 1]);
-			sg_chain(prev, prev_nents + 1, ctx->sg);
-		} else {
-			*sg = ctx->sg;
-		}
-		prev = ctx->sg;
-		prev_nents = ctx->nents;
-		*sg_cnt += ctx->nents;
+		ioctx->n_rdma += ctx->n_wrs;
+		left -= ctx->len;
 	}
 	return 0;
+}
 
-err_free:
-	srpt_free_rw_ctxs(ch, ioctx);
-	return ret;
+/*
+ * Link the page lists of @ioctx's buffers, in order, through the spare
+ * entries into the one list LIO gets; @nents counts its pages.
+ */
+static struct scatterlist *srpt_join_sgls(struct srpt_send_ioctx *ioctx,
+					  unsigned int *nents)
+{
+	struct srpt_rw_ctx *ctx = ioctx->rw_ctxs;
+	struct srpt_rw_ctx *last = ctx + ioctx->n_rw_ctx - 1;
+
+	*nents = last->nents;
+	for (; ctx < last; ctx++) {
+		*nents += ctx->nents;
+		sg_unmark_end(&ctx->sg[ctx->nents - 1]);
+		sg_chain(ctx->sg, ctx->nents + 1, ctx[1].sg);
+	}
+	return ioctx->rw_ctxs->sg;
 }
 
 /**
@@ -481,8 +553,6 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 				    const struct srpt_desc_info *info)
 {
 	struct se_cmd *cmd = &ioctx->cmd;
-	struct scatterlist *sg = NULL;
-	unsigned int sg_cnt = 0;
 	int ret;
 
 	if (info->fmt != SRP_DATA_DESC_DIRECT &&
@@ -501,9 +571,8 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 			 ioctx->ch->sess_name, cmd->tag, cmd->data_length);
 		return TCM_LUN_BUSY;
 	}
-	ret = srpt_alloc_rw_ctxs(ioctx, info, cmd->data_length,
-				 !(cmd->se_cmd_flags & SCF_SCSI_DATA_CDB),
-				 &sg, &sg_cnt);
+	ret = srpt_setup_rw(ioctx, info, cmd->data_length,
+			    !(cmd->se_cmd_flags & SCF_SCSI_DATA_CDB));
 	if (ret) {
 		pr_debug("%s: tag %#llx: no buffers for %u bytes (%d)\n",
 			 ioctx->ch->sess_name, cmd->tag, cmd->data_length, ret);
@@ -524,8 +593,7 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 		return TCM_INVALID_FIELD_IN_COMMAND_IU;
 	}
 	ioctx->rw_len = cmd->data_length;
-	cmd->t_data_sg = sg;
-	cmd->t_data_nents = sg_cnt;
+	cmd->t_data_sg = srpt_join_sgls(ioctx, &cmd->t_data_nents);
 	cmd->se_cmd_flags |= SCF_PASSTHROUGH_SG_TO_MEM_NOALLOC;
 	return TCM_NO_SENSE;
 }

@@ -183,67 +183,74 @@ struct srpt_recv_ioctx {
 };
 
 /**
- * struct srpt_rw_ctx - one remote buffer of a command
- * @rw: rdma_rw context moving data to or from the remote buffer.
- * @sg: local scatterlist for that buffer.
- * @nents: number of entries in @sg (its pages).
- * @mapped: entries of @sg that @rw maps, 0 when @rw is not set up.
+ * struct srpt_rw_ctx - one remote buffer of a command and its local pages
  * @raddr: the remote buffer's address.
  * @rkey: its R_Key.
  * @len: bytes of the remote buffer that @rw moves.
+ * @sg: local pages for those bytes; every list but a command's last has a
+ *	spare entry that links it to the next one (srpt_join_sgls()).
+ * @nents: entries of @sg holding pages.
+ * @mapped: entries of @sg that @rw maps, 0 when @rw is not set up.
  * @n_wrs: work requests @rw posts; 0 when it moves nothing (a read whose
  *	data ended in an earlier buffer).
+ * @rw: rdma_rw context moving the data.
  */
 struct srpt_rw_ctx {
-	struct rdma_rw_ctx	rw;
-	struct scatterlist	*sg;
-	unsigned int		nents;
-	unsigned int		mapped;
 	u64			raddr;
 	u32			rkey;
 	u32			len;
+	struct scatterlist	*sg;
+	unsigned int		nents;
+	unsigned int		mapped;
 	u32			n_wrs;
+	struct rdma_rw_ctx	rw;
 };
 
 /**
  * struct srpt_send_ioctx - per-command context, also the response buffer
- * @ioctx: the response buffer.
+ * @ioctx: the response buffer; first, for the ring helpers.
  * @ch: channel owning this context.
- * @recv_ioctx: receive buffer kept while its immediate data is in use.
- * @s_rw_ctx: storage used when a command has a single remote buffer.
- * @rw_ctxs: array of @n_rw_ctx remote buffer contexts.
- * @imm_sg: scatterlist pointing at immediate data.
  * @rdma_cqe: completion entry of the RDMA READ chain.
+ * @imm_sg: scatterlist pointing at immediate data.
+ * @s_rw_ctx: storage used when a command has a single remote buffer.
+ * @recv_ioctx: receive buffer kept while its immediate data is in use;
+ *	NULL whenever the context is free.
+ *
+ * The members from @state on belong to one command: srpt_get_send_ioctx()
+ * zeroes them when a command claims the context.
+ *
  * @state: see enum srpt_command_state; changed only from the contexts
  *	documented at srpt_set_cmd_state().
- * @cmd: LIO command.
- * @n_rdma: work requests the data transfer needs.
+ * @rw_dir: DMA direction of the local buffers of @rw_ctxs.
+ * @rw_ctxs: array of @n_rw_ctx remote buffer contexts.
  * @n_rw_ctx: entries in @rw_ctxs.
+ * @n_rdma: work requests the data transfer needs.
  * @rw_len: bytes the work requests of @rw_ctxs move.
  * @charged: bytes of data buffers charged to the channel's budget.
  * @queue_status_only: send status without the data of a read.
  * @local: the response was built by ib_srpt, LIO never saw the request.
- * @rw_dir: DMA direction of the local buffers of @rw_ctxs.
  * @sense_data: sense buffer handed to LIO.
+ * @cmd: LIO command.
  */
 struct srpt_send_ioctx {
 	struct srpt_ioctx	ioctx;
 	struct srpt_rdma_ch	*ch;
-	struct srpt_recv_ioctx	*recv_ioctx;
-	struct srpt_rw_ctx	s_rw_ctx;
-	struct srpt_rw_ctx	*rw_ctxs;
-	struct scatterlist	imm_sg;
 	struct ib_cqe		rdma_cqe;
+	struct scatterlist	imm_sg;
+	struct srpt_rw_ctx	s_rw_ctx;
+	struct srpt_recv_ioctx	*recv_ioctx;
+	/* From here on: per command, see srpt_get_send_ioctx(). */
 	enum srpt_command_state	state;
-	struct se_cmd		cmd;
-	u32			n_rdma;
+	enum dma_data_direction	rw_dir;
+	struct srpt_rw_ctx	*rw_ctxs;
 	u32			n_rw_ctx;
+	u32			n_rdma;
 	u32			rw_len;
 	u32			charged;
 	bool			queue_status_only;
 	bool			local;
-	enum dma_data_direction	rw_dir;
 	u8			sense_data[TRANSPORT_SENSE_BUFFER];
+	struct se_cmd		cmd;
 };
 
 /**
@@ -670,6 +677,8 @@ int srpt_queue_status(struct se_cmd *cmd);
 void srpt_aborted_task(struct se_cmd *cmd);
 void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx);
 int srpt_trim_rw_ctxs(struct srpt_send_ioctx *ioctx, u32 len);
+struct ib_send_wr *srpt_rw_wrs(struct srpt_send_ioctx *ioctx,
+			       struct ib_cqe *cqe, struct ib_send_wr *next);
 int srpt_build_cmd_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 		       u64 tag, int status);
 int srpt_build_tskmgmt_rsp(struct srpt_rdma_ch *ch,

@@ -166,12 +166,43 @@ int srpt_build_tskmgmt_rsp(struct srpt_rdma_ch *ch,
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_build_tskmgmt_rsp);
 
+/**
+ * srpt_post_in_slots - post work requests that take send queue slots
+ * @ch: the channel.
+ * @first: the first of the chained work requests.
+ * @slots: how many there are.
+ *
+ * Every work request on a channel's send queue holds a slot of
+ * &srpt_rdma_ch.sq_wr_avail from its post to its completion (which gives
+ * it back); requests that do not all fit are not posted at all.
+ *
+ * Context: any context.
+ * Return: 0, -ENOMEM when too few slots are free (retry after completions)
+ * or the error of ib_post_send(); the slots are only kept on success.
+ */
+static int srpt_post_in_slots(struct srpt_rdma_ch *ch,
+			      struct ib_send_wr *first, u32 slots)
+{
+	int ret = -ENOMEM;
+
+	if (atomic_sub_return(slots, &ch->sq_wr_avail) >= 0) {
+		ret = ib_post_send(ch->qp, first, NULL);
+		if (!ret)
+			return 0;
+		pr_debug("%s: posting %u work requests failed (%d)\n",
+			 ch->sess_name, slots, ret);
+	} else {
+		pr_debug("%s: send queue full\n", ch->sess_name);
+	}
+	atomic_add(slots, &ch->sq_wr_avail);
+	return ret;
+}
+
 /*
  * Post the SRP_RSP in @ioctx's buffer, after the work requests starting at
- * @first (which end in @send). Reserves send queue slots for the response
- * and the @ioctx->n_rdma data transfers. The credits the response returns
- * count as the initiator's from the moment it is posted; if it cannot be
- * posted they go back to be returned with a later response.
+ * @first (which end in @send). The credits the response returns count as
+ * the initiator's from the moment it is posted; if it cannot be posted
+ * they go back to be returned with a later response.
  */
 static int srpt_post_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 			 struct ib_send_wr *first, struct ib_send_wr *send,
@@ -182,16 +213,13 @@ static int srpt_post_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 	u32 credits = be32_to_cpu(rsp->req_lim_delta);
 	int ret;
 
-	if (atomic_sub_return(1 + ioctx->n_rdma, &ch->sq_wr_avail) < 0) {
-		pr_debug("%s: send queue full\n", ch->sess_name);
-		ret = -ENOMEM;
-		goto err_undo;
-	}
 	ib_dma_sync_single_for_device(sdev->device, ioctx->ioctx.dma, len,
 				      DMA_TO_DEVICE);
-	sge->addr = ioctx->ioctx.dma;
-	sge->length = len;
-	sge->lkey = sdev->lkey;
+	*sge = (struct ib_sge) {
+		.addr = ioctx->ioctx.dma,
+		.length = len,
+		.lkey = sdev->lkey,
+	};
 	ioctx->ioctx.cqe.done = srpt_send_done;
 	*send = (struct ib_send_wr) {
 		.wr_cqe = &ioctx->ioctx.cqe,
@@ -201,14 +229,11 @@ static int srpt_post_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 		.send_flags = IB_SEND_SIGNALED,
 	};
 	atomic_add(credits, &ch->req_lim);
-	ret = ib_post_send(ch->qp, first, NULL);
-	if (!ret)
-		return 0;
-	atomic_sub(credits, &ch->req_lim);
-	pr_debug("%s: posting response failed (%d)\n", ch->sess_name, ret);
-err_undo:
-	atomic_add(credits, &ch->req_lim_delta);
-	atomic_add(1 + ioctx->n_rdma, &ch->sq_wr_avail);
+	ret = srpt_post_in_slots(ch, first, 1 + ioctx->n_rdma);
+	if (ret) {
+		atomic_sub(credits, &ch->req_lim);
+		atomic_add(credits, &ch->req_lim_delta);
+	}
 	return ret;
 }
 
@@ -244,48 +269,53 @@ void srpt_send_local_tmf_rsp(struct srpt_rdma_ch *ch,
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_send_local_tmf_rsp);
 
+/*
+ * The response of @ioctx is on the wire: end the command. Its context may
+ * be claimed by a new command as soon as this returns.
+ */
+static void srpt_rsp_sent(struct srpt_send_ioctx *ioctx)
+{
+	enum srpt_command_state was = srpt_set_cmd_state(ioctx,
+							 SRPT_STATE_DONE);
+
+	WARN_ON_ONCE(was != SRPT_STATE_CMD_RSP_SENT &&
+		     was != SRPT_STATE_MGMT_RSP_SENT);
+	if (ioctx->local)
+		srpt_put_local_ioctx(ioctx);
+	else if (was != SRPT_STATE_DONE)
+		transport_generic_free_cmd(&ioctx->cmd, 0);
+}
+
 /**
  * srpt_send_done - SRP_RSP send completion callback
  * @cq: completion queue.
  * @wc: the completion.
  *
- * Returns the send queue slots of the response and its data transfer, ends
- * the command and lets waiting IUs use the freed command context. A failed
- * send closes the channel (srpt_ch_send_failed()). Nothing but the channel,
- * under a reference of its own, is touched once the command is freed.
+ * The send queue slots of the response and its data transfer come back, a
+ * failed send closes the channel (srpt_ch_send_failed()), the command ends
+ * and IUs waiting for a free context get the one it leaves.
+ *
+ * Ending the command may drop the last command reference the release work
+ * waits for (target_wait_for_sess_cmds()), after which the release work
+ * frees the session, the rings and the channel. A channel reference held
+ * across keeps the channel itself; the rest is only touched if no release
+ * has started: one already running has moved the channel to DISCONNECTED,
+ * and one not yet scheduled is scheduled from this CQ (srpt_drain_done()),
+ * after this callback.
  *
  * Context: CQ context.
  */
 void srpt_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct srpt_rdma_ch *ch = wc->qp->qp_context;
 	struct srpt_send_ioctx *ioctx =
 		container_of(wc->wr_cqe, struct srpt_send_ioctx, ioctx.cqe);
-	enum srpt_command_state state;
+	struct srpt_rdma_ch *ch = ioctx->ch;
 
-	state = srpt_set_cmd_state(ioctx, SRPT_STATE_DONE);
-	WARN_ON_ONCE(state != SRPT_STATE_CMD_RSP_SENT &&
-		     state != SRPT_STATE_MGMT_RSP_SENT);
 	atomic_add(1 + ioctx->n_rdma, &ch->sq_wr_avail);
-
 	if (unlikely(wc->status != IB_WC_SUCCESS))
 		srpt_ch_send_failed(ch, wc, "sending a response");
-
-	/*
-	 * Freeing the command may drop the last command reference the release
-	 * work waits for (target_wait_for_sess_cmds()), and the release work
-	 * then frees the session, the rings and the channel. The channel
-	 * reference taken here keeps the channel itself; the rest is only
-	 * touched if no release has started: one already running has moved
-	 * the channel to DISCONNECTED, and one not yet scheduled is scheduled
-	 * from this CQ (srpt_drain_done()), after this callback.
-	 */
 	kref_get(&ch->kref);
-	if (ioctx->local)
-		srpt_put_local_ioctx(ioctx);
-	else if (state != SRPT_STATE_DONE)
-		transport_generic_free_cmd(&ioctx->cmd, 0);
-	/* Not @ioctx from here on: it may belong to a new command already. */
+	srpt_rsp_sent(ioctx);
 	if (READ_ONCE(ch->state) < CH_DISCONNECTED)
 		srpt_process_wait_list(ch);
 	srpt_put_ch(ch);
@@ -296,46 +326,33 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_send_done);
  * srpt_write_pending - fetch the data of a write command
  * @se_cmd: the command.
  *
- * Immediate data is already here; otherwise the RDMA READs of all remote
- * buffers are posted as one chain whose last READ signals completion.
+ * Immediate data is here already and the command runs at once. Otherwise
+ * the RDMA READs of all its remote buffers go out as one chain of which
+ * only the last READ is signaled: srpt_rdma_read_done() then runs the
+ * command.
  *
  * Context: LIO callback; may be the CQ context.
- * Return: 0, or -ENOMEM when the send queue is full so that LIO retries.
+ * Return: 0, or -ENOMEM when the send queue is full so that LIO retries,
+ * or the error of posting.
  */
 int srpt_write_pending(struct se_cmd *se_cmd)
 {
 	struct srpt_send_ioctx *ioctx =
 		container_of(se_cmd, struct srpt_send_ioctx, cmd);
-	struct srpt_rdma_ch *ch = ioctx->ch;
-	struct ib_send_wr *first = NULL;
-	struct ib_cqe *cqe = &ioctx->rdma_cqe;
-	int i, ret;
+	bool have_data = ioctx->recv_ioctx;
+	enum srpt_command_state was;
 
-	if (ioctx->recv_ioctx) {
-		srpt_set_cmd_state(ioctx, SRPT_STATE_DATA_IN);
+	was = srpt_set_cmd_state(ioctx, have_data ? SRPT_STATE_DATA_IN :
+						    SRPT_STATE_NEED_DATA);
+	if (have_data) {
 		target_execute_cmd(se_cmd);
 		return 0;
 	}
-
-	WARN_ON_ONCE(srpt_set_cmd_state(ioctx, SRPT_STATE_NEED_DATA) ==
-		     SRPT_STATE_DONE);
-	if (atomic_sub_return(ioctx->n_rdma, &ch->sq_wr_avail) < 0) {
-		ret = -ENOMEM;
-		goto err_undo;
-	}
-	cqe->done = srpt_rdma_read_done;
-	for (i = ioctx->n_rw_ctx - 1; i >= 0; i--) {
-		first = rdma_rw_ctx_wrs(&ioctx->rw_ctxs[i].rw, ch->qp,
-					ch->sport->port, cqe, first);
-		cqe = NULL;
-	}
-	ret = ib_post_send(ch->qp, first, NULL);
-	if (!ret)
-		return 0;
-	pr_debug("%s: posting RDMA READ failed (%d)\n", ch->sess_name, ret);
-err_undo:
-	atomic_add(ioctx->n_rdma, &ch->sq_wr_avail);
-	return ret;
+	WARN_ON_ONCE(was == SRPT_STATE_DONE);
+	ioctx->rdma_cqe.done = srpt_rdma_read_done;
+	return srpt_post_in_slots(ioctx->ch,
+				  srpt_rw_wrs(ioctx, &ioctx->rdma_cqe, NULL),
+				  ioctx->n_rdma);
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_write_pending);
 
@@ -354,29 +371,52 @@ static u8 srpt_tmr_rsp_code(enum tcm_tmrsp_table response)
 }
 
 /*
- * Chain the RDMA WRITEs of a read's data in front of *@first: only the
- * cmd->data_length bytes the command produced, which may be fewer than the
- * contexts were set up for (srpt_trim_rw_ctxs()).
+ * Build the SRP_RSP of a command in its buffer and return its length; the
+ * RDMA WRITEs of a read's data go in front of *@first. Only the
+ * cmd->data_length bytes the command produced are written, which may be
+ * fewer than the contexts were set up for (srpt_trim_rw_ctxs()).
  */
-static int srpt_chain_data_in(struct srpt_send_ioctx *ioctx,
-			      struct ib_send_wr **first)
+static int srpt_prep_cmd_rsp(struct srpt_send_ioctx *ioctx,
+			     struct ib_send_wr **first)
 {
-	struct srpt_rdma_ch *ch = ioctx->ch;
-	int i, ret;
+	struct se_cmd *cmd = &ioctx->cmd;
+	int ret;
 
-	if (ioctx->cmd.data_length < ioctx->rw_len) {
-		ret = srpt_trim_rw_ctxs(ioctx, ioctx->cmd.data_length);
-		if (ret)
-			return ret;
+	if (cmd->data_direction == DMA_FROM_DEVICE && cmd->data_length &&
+	    !ioctx->queue_status_only) {
+		if (cmd->data_length < ioctx->rw_len) {
+			ret = srpt_trim_rw_ctxs(ioctx, cmd->data_length);
+			if (ret)
+				return ret;
+		}
+		*first = srpt_rw_wrs(ioctx, NULL, *first);
 	}
-	for (i = ioctx->n_rw_ctx - 1; i >= 0; i--) {
-		struct srpt_rw_ctx *ctx = &ioctx->rw_ctxs[i];
+	return srpt_build_cmd_rsp(ioctx->ch, ioctx, cmd->tag,
+				  cmd->scsi_status);
+}
 
-		if (ctx->n_wrs)
-			*first = rdma_rw_ctx_wrs(&ctx->rw, ch->qp,
-						 ch->sport->port, NULL, *first);
-	}
-	return 0;
+/* Build the SRP_RSP of a TMF that LIO carried out; return its length. */
+static int srpt_build_tmr_rsp(struct srpt_send_ioctx *ioctx)
+{
+	struct se_cmd *cmd = &ioctx->cmd;
+
+	return srpt_build_tskmgmt_rsp(ioctx->ch, ioctx,
+				      srpt_tmr_rsp_code(cmd->se_tmr_req->response),
+				      cmd->tag);
+}
+
+/*
+ * The state the response of a command in state @s moves it to, or
+ * SRPT_STATE_DONE if it has had its response already.
+ */
+static enum srpt_command_state srpt_rsp_state(enum srpt_command_state s)
+{
+	if (s == SRPT_STATE_MGMT)
+		return SRPT_STATE_MGMT_RSP_SENT;
+	if (s == SRPT_STATE_NEW || s == SRPT_STATE_NEED_DATA ||
+	    s == SRPT_STATE_DATA_IN)
+		return SRPT_STATE_CMD_RSP_SENT;
+	return SRPT_STATE_DONE;
 }
 
 /**
@@ -401,47 +441,25 @@ int srpt_queue_response(struct se_cmd *cmd)
 	struct srpt_send_ioctx *ioctx =
 		container_of(cmd, struct srpt_send_ioctx, cmd);
 	struct srpt_rdma_ch *ch = ioctx->ch;
+	enum srpt_command_state was = ioctx->state;
+	enum srpt_command_state next = srpt_rsp_state(was);
 	struct ib_send_wr send, *first = &send;
-	enum srpt_command_state state;
 	struct ib_sge sge;
 	int len, ret;
 
-	state = ioctx->state;
-	switch (state) {
-	case SRPT_STATE_NEW:
-	case SRPT_STATE_NEED_DATA:
-	case SRPT_STATE_DATA_IN:
-		ioctx->state = SRPT_STATE_CMD_RSP_SENT;
-		break;
-	case SRPT_STATE_MGMT:
-		ioctx->state = SRPT_STATE_MGMT_RSP_SENT;
-		break;
-	default:
-		WARN_ONCE(1, "%s: response in state %d\n", ch->sess_name,
-			  state);
+	if (WARN_ONCE(next == SRPT_STATE_DONE, "%s: response in state %d\n",
+		      ch->sess_name, was))
 		return 0;
-	}
+	ioctx->state = next;
+	if (next == SRPT_STATE_CMD_RSP_SENT)
+		len = srpt_prep_cmd_rsp(ioctx, &first);
+	else
+		len = srpt_build_tmr_rsp(ioctx);
 
-	if (state == SRPT_STATE_MGMT) {
-		u8 code = srpt_tmr_rsp_code(cmd->se_tmr_req->response);
-
-		len = srpt_build_tskmgmt_rsp(ch, ioctx, code, cmd->tag);
-	} else {
-		if (cmd->data_direction == DMA_FROM_DEVICE &&
-		    cmd->data_length && !ioctx->queue_status_only) {
-			ret = srpt_chain_data_in(ioctx, &first);
-			if (ret)
-				goto err_state;
-		}
-		len = srpt_build_cmd_rsp(ch, ioctx, cmd->tag,
-					 cmd->scsi_status);
-	}
-
-	ret = srpt_post_rsp(ch, ioctx, first, &send, &sge, len);
+	ret = len < 0 ? len : srpt_post_rsp(ch, ioctx, first, &send, &sge, len);
 	if (!ret)
 		return 0;
-err_state:
-	ioctx->state = state;
+	ioctx->state = was;
 	if (ret == -ENOMEM)
 		return ret;
 	srpt_drop_rsp(ioctx, ret);
