@@ -770,34 +770,26 @@ bool srpt_close_ch(struct srpt_rdma_ch *ch)
 }
 
 /**
- * srpt_disconnect_ch - ask the initiator to disconnect a channel
+ * srpt_disconnect_ch - start a channel's disconnect with the initiator
  * @ch: the channel.
  *
- * Sends a DREQ (or, if one was received, the DREP); the channel is closed
- * when the CM reports the disconnect. If nothing can be sent the channel is
- * closed at once.
+ * Moves the channel to DISCONNECTING and has the CM tell the initiator
+ * (srpt_cm_send_disconnect()); the CM event that ends the exchange closes
+ * the channel. When nothing could be sent no such event comes, so the
+ * channel is closed here.
  *
  * Context: process context, from a CM callback of @ch or with
  * srpt_port.mutex held, so that it cannot race with accepting @ch.
- * Return: 0, or -ENOTCONN if the channel was already disconnecting.
+ * Return: true if this call started the disconnect, false if the channel
+ * was disconnecting already.
  */
-int srpt_disconnect_ch(struct srpt_rdma_ch *ch)
+bool srpt_disconnect_ch(struct srpt_rdma_ch *ch)
 {
-	int ret;
+	bool started = srpt_set_ch_state(ch, CH_DISCONNECTING);
 
-	if (!srpt_set_ch_state(ch, CH_DISCONNECTING))
-		return -ENOTCONN;
-
-	if (ch->using_rdma_cm) {
-		ret = rdma_disconnect(ch->rdma_cm_id);
-	} else {
-		ret = ib_send_cm_dreq(ch->ib_cm_id, NULL, 0);
-		if (ret)
-			ret = ib_send_cm_drep(ch->ib_cm_id, NULL, 0);
-	}
-	if (ret)
+	if (started && srpt_cm_send_disconnect(ch))
 		srpt_close_ch(ch);
-	return 0;
+	return started;
 }
 
 /**
@@ -808,18 +800,12 @@ int srpt_disconnect_ch(struct srpt_rdma_ch *ch)
  * port mutex that keeps the disconnect from racing with the accept.
  *
  * Context: process context; may sleep. Not from @ch's CM callbacks.
- * Return: true if this call started the disconnect, false if the channel
- * was disconnecting already.
+ * Return: as srpt_disconnect_ch().
  */
 bool srpt_end_ch(struct srpt_rdma_ch *ch)
 {
-	struct srpt_port *sport = ch->sport;
-	int ret;
-
-	mutex_lock(&sport->mutex);
-	ret = srpt_disconnect_ch(ch);
-	mutex_unlock(&sport->mutex);
-	return ret == 0;
+	guard(mutex)(&ch->sport->mutex);
+	return srpt_disconnect_ch(ch);
 }
 
 /**
@@ -857,6 +843,21 @@ void srpt_disconnect_ch_sync(struct srpt_rdma_ch *ch)
 	srpt_put_ch(ch);
 }
 
+/* Disconnect and close the channels of @nexus that carry @stpg (NULL: all). */
+static void srpt_close_nexus_channels(struct srpt_nexus *nexus,
+				      struct srpt_tpg *stpg)
+{
+	struct srpt_rdma_ch *ch;
+
+	list_for_each_entry(ch, &nexus->ch_list, list) {
+		if (stpg && ch->stpg != stpg)
+			continue;
+		pr_info("%s: closing channel\n", ch->sess_name);
+		srpt_disconnect_ch(ch);
+		srpt_close_ch(ch);
+	}
+}
+
 /**
  * srpt_close_tpg_channels - close the channels of one TPG or of all TPGs
  * @sport: the port.
@@ -870,19 +871,10 @@ void srpt_close_tpg_channels(struct srpt_port *sport, struct srpt_tpg *stpg)
 	__must_hold(&sport->mutex)
 {
 	struct srpt_nexus *nexus;
-	struct srpt_rdma_ch *ch;
 
 	lockdep_assert_held(&sport->mutex);
-
-	list_for_each_entry(nexus, &sport->nexus_list, entry) {
-		list_for_each_entry(ch, &nexus->ch_list, list) {
-			if (stpg && ch->stpg != stpg)
-				continue;
-			pr_info("%s: closing channel\n", ch->sess_name);
-			srpt_disconnect_ch(ch);
-			srpt_close_ch(ch);
-		}
-	}
+	list_for_each_entry(nexus, &sport->nexus_list, entry)
+		srpt_close_nexus_channels(nexus, stpg);
 }
 
 /**

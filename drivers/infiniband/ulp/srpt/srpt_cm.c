@@ -490,7 +490,7 @@ static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 	ch->nexus = nexus;
 	if ((lg->req->req_flags & SRPT_MCA_MASK) == SRP_MULTICHAN_SINGLE) {
 		list_for_each_entry(other, &nexus->ch_list, list) {
-			if (srpt_disconnect_ch(other))
+			if (!srpt_disconnect_ch(other))
 				continue;
 			pr_info_ratelimited("%s: channel %u closed by a single-channel login\n",
 					    other->sess_name, other->id);
@@ -870,6 +870,27 @@ VISIBLE_IF_KUNIT int srpt_send_cm_drep(struct srpt_rdma_ch *ch)
 EXPORT_SYMBOL_IF_KUNIT(srpt_send_cm_drep);
 
 /**
+ * srpt_cm_send_disconnect - tell the initiator that a channel ends
+ * @ch: the channel, just moved to DISCONNECTING.
+ *
+ * Over the RDMA/CM rdma_disconnect() sends whichever of DREQ and DREP is
+ * due. The IB CM refuses a DREQ once the initiator's has come in; that one
+ * is then answered with the DREP it waits for.
+ *
+ * Context: process context.
+ * Return: 0 if a DREQ or DREP went out, otherwise the CM's error.
+ */
+int srpt_cm_send_disconnect(struct srpt_rdma_ch *ch)
+{
+	int ret;
+
+	if (ch->using_rdma_cm)
+		return rdma_disconnect(ch->rdma_cm_id);
+	ret = ib_send_cm_dreq(ch->ib_cm_id, NULL, 0);
+	return ret ? srpt_send_cm_drep(ch) : 0;
+}
+
+/**
  * srpt_ib_cm_dreq_recv - the initiator asked to disconnect (IB CM)
  * @ch: the channel.
  *
@@ -975,7 +996,7 @@ static int srpt_rdma_cm_handler(struct rdma_cm_id *cm_id,
 		 * for a DREP: rdma_disconnect() sends it (and fails harmlessly
 		 * when the disconnect is already complete).
 		 */
-		if (srpt_disconnect_ch(ch) == -ENOTCONN)
+		if (!srpt_disconnect_ch(ch))
 			rdma_disconnect(ch->rdma_cm_id);
 		srpt_close_ch(ch);
 		break;

@@ -635,7 +635,7 @@ bool srpt_close_ch(struct srpt_rdma_ch *ch);
 void srpt_ch_fatal(struct srpt_rdma_ch *ch);
 void srpt_ch_send_failed(struct srpt_rdma_ch *ch, const struct ib_wc *wc,
 			 const char *what);
-int srpt_disconnect_ch(struct srpt_rdma_ch *ch);
+bool srpt_disconnect_ch(struct srpt_rdma_ch *ch);
 bool srpt_end_ch(struct srpt_rdma_ch *ch);
 void srpt_disconnect_ch_sync(struct srpt_rdma_ch *ch);
 void srpt_close_tpg_channels(struct srpt_port *sport, struct srpt_tpg *stpg);
@@ -655,6 +655,7 @@ int srpt_rdma_cm_port_set(u16 port);
 u16 srpt_rdma_cm_port_get(void);
 void srpt_rdma_cm_stop(void);
 void srpt_cm_rtu_recv(struct srpt_rdma_ch *ch);
+int srpt_cm_send_disconnect(struct srpt_rdma_ch *ch);
 
 /* srpt_io.c and srpt_rsp.c */
 void srpt_recv_done(struct ib_cq *cq, struct ib_wc *wc);
