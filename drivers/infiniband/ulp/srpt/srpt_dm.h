@@ -11,6 +11,7 @@
 #define SRPT_DM_H
 
 #include <linux/build_bug.h>
+#include <linux/stddef.h>
 #include <linux/types.h>
 #include <rdma/ib_mad.h>
 
@@ -63,74 +64,88 @@ struct srpt_dm_mad {
 static_assert(offsetof(struct srpt_dm_mad, data) == IB_MGMT_DEVICE_HDR);
 static_assert(sizeof(struct srpt_dm_mad) == 256);
 
+/* Pins a member of a wire structure to its offset in the specification. */
+#define SRPT_DM_AT(type, member, offset) \
+	static_assert(offsetof(struct type, member) == (offset))
+
 /**
  * struct srpt_dm_iou_info - IOUnitInfo attribute (IBA 16.3.3.3)
  * @change_id: bumped whenever the controller list changes.
  * @max_controllers: number of slots described by @controller_list.
  * @op_rom: option ROM and diagnostic bits.
- * @controller_list: one nibble per slot, slot 1 in the high nibble of byte 0.
+ * @controller_list: one nibble per slot, slot 1 in the high nibble of byte 0
+ *	(srpt_set_ioc()).
  */
 struct srpt_dm_iou_info {
 	__be16	change_id;
-	u8	max_controllers;
-	u8	op_rom;
+	u8	max_controllers, op_rom;
 	u8	controller_list[128];
 };
 
+SRPT_DM_AT(srpt_dm_iou_info, controller_list, 4);
 static_assert(sizeof(struct srpt_dm_iou_info) == 132);
 
 /**
  * struct srpt_dm_ioc_profile - IOControllerProfile attribute (IBA 16.3.3.4)
  * @guid: I/O controller GUID.
- * @vendor_id: 24-bit IEEE vendor id in the low bits.
+ * @vendor_id: IEEE vendor id (OUI), in the low 24 bits.
  * @device_id: vendor specific device id.
  * @device_version: hardware revision.
- * @reserved1: reserved.
- * @subsys_vendor_id: subsystem vendor id.
+ * @rsvd18: reserved.
+ * @subsys_vendor_id: subsystem vendor id, in the low 24 bits.
  * @subsys_device_id: subsystem device id.
  * @io_class: I/O class (SRP_REV16A_IB_IO_CLASS).
- * @io_subclass: I/O subclass.
- * @protocol: protocol (SRP).
+ * @io_subclass: I/O subclass (%SRPT_IO_SUBCLASS).
+ * @protocol: protocol (%SRPT_IO_PROTOCOL).
  * @protocol_version: protocol version.
- * @service_conn: reserved in this revision.
- * @initiators_supported: reserved in this revision.
+ * @rsvd36: reserved in this revision (once service connections and
+ *	initiators supported).
  * @send_queue_depth: maximum number of outstanding sends to the IOC.
- * @reserved2: reserved.
+ * @rsvd42: reserved.
  * @rdma_read_depth: maximum RDMA reads in flight per channel.
  * @send_size: largest request message the IOC accepts.
  * @rdma_size: largest single RDMA transfer.
- * @op_cap_mask: supported operation types.
+ * @op_cap_mask: supported operation types (%SRPT_OPCAP_*).
  * @svc_cap_mask: service capabilities.
  * @num_svc_entries: number of ServiceEntries of this IOC.
- * @reserved3: reserved.
- * @id_string: UTF-8 text identifying the controller.
+ * @rsvd55: reserved.
+ * @id_string: NUL-padded text identifying the controller.
+ *
+ * Grouped as in the specification: identity, what the controller speaks,
+ * its limits and capabilities, its name. Members are aligned, so __packed
+ * only keeps the compiler from padding the end.
  */
 struct srpt_dm_ioc_profile {
 	__be64	guid;
-	__be32	vendor_id;
-	__be32	device_id;
+	__be32	vendor_id, device_id;
 	__be16	device_version;
-	__be16	reserved1;
-	__be32	subsys_vendor_id;
-	__be32	subsys_device_id;
-	__be16	io_class;
-	__be16	io_subclass;
-	__be16	protocol;
-	__be16	protocol_version;
-	__be16	service_conn;
-	__be16	initiators_supported;
+	u8	rsvd18[2];
+	__be32	subsys_vendor_id, subsys_device_id;
+
+	__be16	io_class, io_subclass, protocol, protocol_version;
+	u8	rsvd36[4];
+
 	__be16	send_queue_depth;
-	u8	reserved2;
-	u8	rdma_read_depth;
-	__be32	send_size;
-	__be32	rdma_size;
-	u8	op_cap_mask;
-	u8	svc_cap_mask;
-	u8	num_svc_entries;
-	u8	reserved3[9];
-	u8	id_string[64];
+	u8	rsvd42, rdma_read_depth;
+	__be32	send_size, rdma_size;
+	u8	op_cap_mask, svc_cap_mask, num_svc_entries;
+	u8	rsvd55[9];
+
+	char	id_string[64];
 } __packed;
 
+SRPT_DM_AT(srpt_dm_ioc_profile, vendor_id, 8);
+SRPT_DM_AT(srpt_dm_ioc_profile, device_version, 16);
+SRPT_DM_AT(srpt_dm_ioc_profile, subsys_vendor_id, 20);
+SRPT_DM_AT(srpt_dm_ioc_profile, io_class, 28);
+SRPT_DM_AT(srpt_dm_ioc_profile, protocol_version, 34);
+SRPT_DM_AT(srpt_dm_ioc_profile, send_queue_depth, 40);
+SRPT_DM_AT(srpt_dm_ioc_profile, rdma_read_depth, 43);
+SRPT_DM_AT(srpt_dm_ioc_profile, send_size, 44);
+SRPT_DM_AT(srpt_dm_ioc_profile, rdma_size, 48);
+SRPT_DM_AT(srpt_dm_ioc_profile, op_cap_mask, 52);
+SRPT_DM_AT(srpt_dm_ioc_profile, num_svc_entries, 54);
+SRPT_DM_AT(srpt_dm_ioc_profile, id_string, 64);
 static_assert(sizeof(struct srpt_dm_ioc_profile) == 128);
 
 /**
@@ -139,10 +154,11 @@ static_assert(sizeof(struct srpt_dm_ioc_profile) == 128);
  * @id: service identifier.
  */
 struct srpt_dm_svc_entry {
-	u8	name[40];
+	char	name[40];
 	__be64	id;
 } __packed;
 
+SRPT_DM_AT(srpt_dm_svc_entry, id, 40);
 static_assert(sizeof(struct srpt_dm_svc_entry) == 48);
 
 /**
