@@ -132,39 +132,42 @@ static u16 srpt_dm_slot_status(u32 slot)
  */
 void srpt_get_ioc(struct srpt_port *sport, u32 slot, struct srpt_dm_mad *mad)
 {
-	struct srpt_dm_ioc_profile *iocp = (void *)mad->data;
 	struct srpt_device *sdev = sport->sdev;
 	const struct ib_device_attr *attrs = &sdev->device->attrs;
 	u16 status = srpt_dm_slot_status(slot);
-	u32 depth;
+	u32 depth, rdma_size;
 
 	srpt_dm_set_status(mad, status);
 	if (status)
 		return;
 
+	/* The credits a login gets: the SRQ's size or a receive ring's. */
 	depth = READ_ONCE(sdev->srq) ? sdev->srq_size :
 		min_t(u32, SRPT_MAX_RQ_SIZE, attrs->max_qp_wr);
-
-	memset(iocp, 0, sizeof(*iocp));
-	iocp->guid = cpu_to_be64(srpt_service_guid);
-	iocp->vendor_id = cpu_to_be32(attrs->vendor_id);
-	iocp->device_id = cpu_to_be32(attrs->vendor_part_id);
-	iocp->device_version = cpu_to_be16(attrs->hw_ver);
-	iocp->subsys_vendor_id = cpu_to_be32(attrs->vendor_id);
-	iocp->io_class = cpu_to_be16(SRP_REV16A_IB_IO_CLASS);
-	iocp->io_subclass = cpu_to_be16(SRPT_IO_SUBCLASS);
-	iocp->protocol = cpu_to_be16(SRPT_IO_PROTOCOL);
-	iocp->protocol_version = cpu_to_be16(SRPT_IO_PROTOCOL_VERSION);
-	iocp->send_queue_depth = cpu_to_be16(min_t(u32, depth, U16_MAX));
-	iocp->rdma_read_depth = SRPT_RD_ATOMIC;
-	iocp->send_size = cpu_to_be32(srp_max_req_size);
-	iocp->rdma_size = cpu_to_be32(min_t(u32, READ_ONCE(sport->dm_rdma_size),
-					    SRPT_MAX_RDMA_SIZE));
-	iocp->op_cap_mask = SRPT_OPCAP_SEND_TO_IOC | SRPT_OPCAP_SEND_FROM_IOC |
-			    SRPT_OPCAP_RDMA_READ_FROM_IOC |
-			    SRPT_OPCAP_RDMA_WRITE_FROM_IOC;
-	iocp->num_svc_entries = SRPT_NUM_SVC_ENTRIES;
-	strscpy(iocp->id_string, SRPT_ID_STRING, sizeof(iocp->id_string));
+	rdma_size = min_t(u32, READ_ONCE(sport->dm_rdma_size),
+			  SRPT_MAX_RDMA_SIZE);
+	/* Whatever is not named here is reserved or unused: zero. */
+	*(struct srpt_dm_ioc_profile *)mad->data = (struct srpt_dm_ioc_profile) {
+		.guid			= cpu_to_be64(srpt_service_guid),
+		.vendor_id		= cpu_to_be32(attrs->vendor_id),
+		.device_id		= cpu_to_be32(attrs->vendor_part_id),
+		.device_version		= cpu_to_be16(attrs->hw_ver),
+		.subsys_vendor_id	= cpu_to_be32(attrs->vendor_id),
+		.io_class		= cpu_to_be16(SRP_REV16A_IB_IO_CLASS),
+		.io_subclass		= cpu_to_be16(SRPT_IO_SUBCLASS),
+		.protocol		= cpu_to_be16(SRPT_IO_PROTOCOL),
+		.protocol_version	= cpu_to_be16(SRPT_IO_PROTOCOL_VERSION),
+		.send_queue_depth	= cpu_to_be16(min_t(u32, depth, U16_MAX)),
+		.rdma_read_depth	= SRPT_RD_ATOMIC,
+		.send_size		= cpu_to_be32(srp_max_req_size),
+		.rdma_size		= cpu_to_be32(rdma_size),
+		.op_cap_mask		= SRPT_OPCAP_SEND_TO_IOC |
+					  SRPT_OPCAP_SEND_FROM_IOC |
+					  SRPT_OPCAP_RDMA_READ_FROM_IOC |
+					  SRPT_OPCAP_RDMA_WRITE_FROM_IOC,
+		.num_svc_entries	= SRPT_NUM_SVC_ENTRIES,
+		.id_string		= SRPT_ID_STRING,
+	};
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_get_ioc);
 
