@@ -1966,6 +1966,247 @@ static void mad_test_qp_send_error(struct kunit *test)
 	ib_free_send_mad(b);
 }
 
+/* The fake QP's post_send() when env->post_ret is set: it refuses once. */
+static int mad_test_qp_refuse_once(struct ib_qp *qp,
+				   const struct ib_send_wr *wr,
+				   const struct ib_send_wr **bad_wr)
+{
+	struct mad_test_env *env = kunit_get_current_test()->priv;
+	int ret = env->post_ret;
+
+	env->post_ret = 0;
+	if (!ret)
+		env->posts++;
+	return ret;
+}
+
+/*
+ * A send taken off the overflow list that the QP refuses completes with
+ * IB_WC_LOC_QP_OP_ERR, after the send whose completion freed the slot,
+ * and the slot goes on to the next send waiting.
+ */
+static void mad_test_qp_overflow_refused(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env_qp(test, 1);
+	struct ib_mad_send_buf *a = mad_test_send(test, env, 24, 0, 0);
+	struct ib_mad_send_buf *b = mad_test_send(test, env, 25, 0, 0);
+	struct ib_mad_send_buf *c = mad_test_send(test, env, 26, 0, 0);
+	struct ib_mad_qp_info *qp1 = &env->port->qp_info[1];
+
+	env->dev->ops.post_send = mad_test_qp_refuse_once;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(a, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(b, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(c, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	KUNIT_EXPECT_EQ(test, qp1->send_queue.count, 3);
+
+	env->post_ret = -ENOMEM;
+	mad_test_cqe(a, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_LOC_QP_OP_ERR);
+	KUNIT_EXPECT_EQ(test, mad_test_state(b), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, env->posts, 2);
+	KUNIT_EXPECT_TRUE(test, list_empty(&qp1->overflow_list));
+	KUNIT_EXPECT_EQ(test, qp1->send_queue.count, 1);
+	KUNIT_EXPECT_PTR_EQ(test, list_first_entry(&qp1->send_queue.list,
+						   struct ib_mad_send_wr_private,
+						   mad_list.list),
+			    ib_mad_send_wr(c));
+
+	mad_test_cqe(c, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 3);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp1->send_queue.count, 0);
+	ib_free_send_mad(a);
+	ib_free_send_mad(b);
+	ib_free_send_mad(c);
+}
+
+/* The fake QP's modify_qp(): the QP stays in SQE. */
+static int mad_test_qp_modify_fail(struct ib_qp *qp, struct ib_qp_attr *attr,
+				   int attr_mask, struct ib_udata *udata)
+{
+	return -EIO;
+}
+
+/*
+ * Flushes that are final: one after a recovery that failed (the QP stayed
+ * in SQE), and a second flush of a request already posted again. Both
+ * complete the send with IB_WC_WR_FLUSH_ERR.
+ */
+static void mad_test_qp_flush_final(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env_qp(test, 2);
+	struct ib_mad_send_buf *a = mad_test_send(test, env, 27, 0, 0);
+	struct ib_mad_send_buf *b = mad_test_send(test, env, 28, 0, 0);
+	struct ib_mad_send_buf *c = mad_test_send(test, env, 29, 0, 0);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(a, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(b, NULL), 0);
+	/* A recovery that fails: b's flush is final. */
+	env->dev->ops.modify_qp = mad_test_qp_modify_fail;
+	mad_test_cqe(a, IB_WC_REM_ABORT_ERR);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_REM_ABORT_ERR);
+	mad_test_cqe(b, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, env->posts, 2);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_WR_FLUSH_ERR);
+
+	/* A recovery that works: c goes out again once, not twice. */
+	env->dev->ops.modify_qp = mad_test_qp_modify;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(c, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->posts, 3);
+	ib_mad_send_wr(c)->repost_on_flush = true;
+	mad_test_cqe(c, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, env->posts, 4);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	mad_test_cqe(c, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, env->posts, 4);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 3);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&env->port->stats[IB_MAD_STAT_SEND_ERR]), 3);
+	KUNIT_EXPECT_EQ(test, env->port->qp_info[1].send_queue.count, 0);
+	ib_free_send_mad(a);
+	ib_free_send_mad(b);
+	ib_free_send_mad(c);
+}
+
+/* Local SMPs ------------------------------------------------------------- */
+
+/* The completions the fake SMA and the sender's receive handler saw. */
+static struct ib_wc mad_test_sma_wc;
+static struct ib_wc mad_test_answer_wc;
+
+/* The fake device's process_mad(): an SMA that answers every SMP. */
+static int mad_test_sma(struct ib_device *device, int process_mad_flags,
+			u32 port_num, const struct ib_wc *in_wc,
+			const struct ib_grh *in_grh,
+			const struct ib_mad *in_mad, struct ib_mad *out_mad,
+			size_t *out_mad_size, u16 *out_mad_pkey_index)
+{
+	mad_test_sma_wc = *in_wc;
+	*out_mad = *in_mad;
+	out_mad->mad_hdr.method = IB_MGMT_METHOD_GET_RESP;
+	return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
+}
+
+static void mad_test_answer_handler(struct ib_mad_agent *agent,
+				    struct ib_mad_send_buf *send_buf,
+				    struct ib_mad_recv_wc *recv_wc)
+{
+	mad_test_answer_wc = *recv_wc->wc;
+	mad_test_recv_handler(agent, send_buf, recv_wc);
+}
+
+static void mad_test_expect_smp_wc(struct kunit *test, const struct ib_wc *wc,
+				   struct ib_mad_send_buf *buf,
+				   struct mad_test_env *env, u16 slid)
+{
+	KUNIT_EXPECT_PTR_EQ(test, wc->wr_cqe, &ib_mad_send_wr(buf)->mad_list.cqe);
+	KUNIT_EXPECT_EQ(test, wc->status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc->opcode, IB_WC_RECV);
+	KUNIT_EXPECT_EQ(test, wc->vendor_err, 0);
+	KUNIT_EXPECT_EQ(test, wc->byte_len,
+			sizeof(struct ib_grh) + sizeof(struct ib_mad));
+	KUNIT_EXPECT_PTR_EQ(test, wc->qp, &env->qp);
+	KUNIT_EXPECT_EQ(test, wc->src_qp, IB_QP0);
+	KUNIT_EXPECT_EQ(test, wc->wc_flags, 0);
+	KUNIT_EXPECT_EQ(test, wc->pkey_index, 3);
+	KUNIT_EXPECT_EQ(test, wc->slid, slid);
+	KUNIT_EXPECT_EQ(test, wc->sl, 0);
+	KUNIT_EXPECT_EQ(test, wc->dlid_path_bits, 0);
+	KUNIT_EXPECT_EQ(test, wc->port_num, 1);
+	KUNIT_EXPECT_EQ(test, wc->network_hdr_type, 0);
+}
+
+/*
+ * A directed-route SMP at the end of its outbound path is answered by the
+ * local SMA: process_mad() sees it as received on QP0 from the DR SLID,
+ * and the answer reaches the sender from the permissive LID.
+ */
+static void mad_test_local_smp_wc(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf;
+	struct ib_smp *smp;
+
+	env->port_data[1].immutable.max_mad_size = IB_MGMT_MAD_SIZE;
+	env->dev->ops.process_mad = mad_test_sma;
+	env->priv->agent.recv_handler = mad_test_answer_handler;
+	memset(&mad_test_sma_wc, 0xa5, sizeof(mad_test_sma_wc));
+	memset(&mad_test_answer_wc, 0xa5, sizeof(mad_test_answer_wc));
+	buf = ib_create_send_mad(&env->priv->agent, 0, 3, 0, IB_MGMT_MAD_HDR,
+				 IB_MGMT_MAD_DATA, GFP_KERNEL,
+				 IB_MGMT_BASE_VERSION);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	smp = buf->mad;
+	smp->base_version = IB_MGMT_BASE_VERSION;
+	smp->mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->class_version = 1;
+	smp->method = IB_MGMT_METHOD_GET;
+	smp->tid = cpu_to_be64(30);
+	smp->dr_slid = cpu_to_be16(0x12);
+	smp->dr_dlid = cpu_to_be16(0x34);
+	smp->hop_cnt = 0;
+	smp->hop_ptr = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	flush_workqueue(env->port->wq);
+	KUNIT_EXPECT_EQ(test, env->posts, 0);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	KUNIT_EXPECT_PTR_EQ(test, env->recv_send_buf, buf);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	mad_test_expect_smp_wc(test, &mad_test_sma_wc, buf, env, 0x12);
+	mad_test_expect_smp_wc(test, &mad_test_answer_wc, buf, env,
+			       be16_to_cpu(IB_LID_PERMISSIVE));
+	ib_free_send_mad(buf);
+}
+
+/*
+ * An RMPP send's segments: one for an empty message, numbered from 1,
+ * the header marked as the first DATA segment of an active transfer.
+ */
+static void mad_test_rmpp_segment_list(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_wr_private *wr;
+	struct ib_rmpp_segment *seg;
+	struct ib_mad_send_buf *buf;
+	struct ib_rmpp_hdr *hdr;
+	int num = 0;
+
+	env->priv->agent.rmpp_version = IB_MGMT_RMPP_VERSION;
+	buf = ib_create_send_mad(&env->priv->agent, 1, 0, 1, IB_MGMT_SA_HDR,
+				 0, GFP_KERNEL, IB_MGMT_BASE_VERSION);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	KUNIT_EXPECT_EQ(test, buf->seg_count, 1);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_wr(buf)->pad, 200);
+	ib_free_send_mad(buf);
+
+	/* 600 bytes: exactly three segments, no pad. */
+	buf = ib_create_send_mad(&env->priv->agent, 1, 0, 1, IB_MGMT_SA_HDR,
+				 600, GFP_KERNEL, IB_MGMT_BASE_VERSION);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	wr = ib_mad_send_wr(buf);
+	KUNIT_EXPECT_EQ(test, buf->seg_count, 3);
+	KUNIT_EXPECT_EQ(test, wr->pad, 0);
+	list_for_each_entry(seg, &wr->rmpp_list, list)
+		KUNIT_EXPECT_EQ(test, seg->num, ++num);
+	KUNIT_EXPECT_EQ(test, num, 3);
+	seg = list_first_entry(&wr->rmpp_list, struct ib_rmpp_segment, list);
+	KUNIT_EXPECT_PTR_EQ(test, wr->cur_seg, seg);
+	KUNIT_EXPECT_PTR_EQ(test, wr->last_ack_seg, seg);
+	hdr = &((struct ib_rmpp_mad *)buf->mad)->rmpp_hdr;
+	KUNIT_EXPECT_EQ(test, hdr->rmpp_version, IB_MGMT_RMPP_VERSION);
+	KUNIT_EXPECT_EQ(test, hdr->rmpp_type, IB_MGMT_RMPP_TYPE_DATA);
+	KUNIT_EXPECT_EQ(test, hdr->rmpp_rtime_flags, IB_MGMT_RMPP_FLAG_ACTIVE);
+	KUNIT_EXPECT_EQ(test, hdr->rmpp_status, 0);
+	KUNIT_EXPECT_EQ(test, hdr->seg_num, 0);
+	KUNIT_EXPECT_EQ(test, hdr->paylen_newwin, 0);
+	ib_free_send_mad(buf);
+}
+
 /* Flow control ----------------------------------------------------------- */
 
 static u64 mad_test_stat(struct mad_test_env *env, enum ib_mad_stat stat)
@@ -2779,6 +3020,10 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_send_opa_dr_smp),
 	KUNIT_CASE(mad_test_qp_overflow),
 	KUNIT_CASE(mad_test_qp_send_error),
+	KUNIT_CASE(mad_test_qp_overflow_refused),
+	KUNIT_CASE(mad_test_qp_flush_final),
+	KUNIT_CASE(mad_test_local_smp_wc),
+	KUNIT_CASE(mad_test_rmpp_segment_list),
 	KUNIT_CASE_PARAM(mad_test_fc_request, mad_test_fc_gen_params),
 	KUNIT_CASE(mad_test_fc_backlog),
 	KUNIT_CASE(mad_test_fc_backlog_deadline),
