@@ -249,6 +249,33 @@ static void ib_mad_drain_recv_ring(struct ib_mad_qp_info *qp_info)
 
 static void ib_mad_send_cqe_done(struct ib_cq *cq, struct ib_wc *wc);
 
+/* Why a work request is handed to the QP: each has its trace point. */
+enum ib_mad_post_cause {
+	IB_MAD_POST_NEW,	/* ib_mad_qp_post_send() */
+	IB_MAD_POST_PROMOTED,	/* off the overflow list, a slot freed */
+	IB_MAD_POST_RECOVERED,	/* flushed by a send error recovery */
+};
+
+/* Hand @wr to the QP of @qp_info; send queue lock held. */
+static int ib_mad_qp_post_locked(struct ib_mad_qp_info *qp_info,
+				 struct ib_mad_send_wr_private *wr,
+				 enum ib_mad_post_cause cause)
+{
+	lockdep_assert_held(&qp_info->send_queue.lock);
+	switch (cause) {
+	case IB_MAD_POST_NEW:
+		trace_ib_mad_ib_send_mad(wr, qp_info);
+		break;
+	case IB_MAD_POST_PROMOTED:
+		trace_ib_mad_send_done_resend(wr, qp_info);
+		break;
+	case IB_MAD_POST_RECOVERED:
+		trace_ib_mad_error_handler(wr, qp_info);
+		break;
+	}
+	return ib_post_send(qp_info->qp, &wr->send_wr.wr, NULL);
+}
+
 /**
  * ib_mad_qp_post_send() - hand a send work request to its QP
  * @wr: the send, DMA-mapped
@@ -275,14 +302,12 @@ int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr)
 	wr->send_wr.wr.next = NULL;
 
 	spin_lock_irqsave(&q->lock, flags);
-	if (qp_info->port_priv->closing) {
+	if (qp_info->port_priv->closing)
 		ret = -ENODEV;
-	} else if (q->count < q->max_active) {
-		trace_ib_mad_ib_send_mad(wr, qp_info);
-		ret = ib_post_send(qp_info->qp, &wr->send_wr.wr, NULL);
-	} else {
+	else if (q->count < q->max_active)
+		ret = ib_mad_qp_post_locked(qp_info, wr, IB_MAD_POST_NEW);
+	else
 		list = &qp_info->overflow_list;
-	}
 	if (!ret) {
 		q->count++;
 		wr->repost_on_flush = false;
@@ -295,10 +320,18 @@ int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr)
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_qp_post_send);
 
 /*
- * After a send error the QP is in SQE: bring it back to RTS. The requests
- * still queued will be flushed; mark them to be posted again.
+ * Send errors ------------------------------------------------------------
+ *
+ * A send that fails with anything but a flush moves the QP to SQE, which
+ * flushes every work request behind it. The failed send is completed with
+ * its status; the QP is told to go back to RTS and, if it does, the
+ * requests it holds are flagged: each one's flush is then not a failure
+ * but the cue to post it again. A flush of an unflagged request (or one
+ * whose new post fails) completes it with the flush status.
  */
-static void ib_mad_recover_send_queue(struct ib_mad_qp_info *qp_info)
+
+/* SQE -> RTS, then flag what the QP holds; CQ work, no lock held. */
+static void ib_mad_send_rewind(struct ib_mad_qp_info *qp_info)
 {
 	struct ib_qp_attr attr = {
 		.qp_state = IB_QPS_RTS,
@@ -306,13 +339,13 @@ static void ib_mad_recover_send_queue(struct ib_mad_qp_info *qp_info)
 	};
 	struct ib_mad_send_wr_private *wr;
 	unsigned long flags;
-	int ret;
+	int err;
 
-	ret = ib_modify_qp(qp_info->qp, &attr, IB_QP_STATE | IB_QP_CUR_STATE);
-	if (ret) {
+	err = ib_modify_qp(qp_info->qp, &attr, IB_QP_STATE | IB_QP_CUR_STATE);
+	if (err) {
 		dev_err(&qp_info->port_priv->device->dev,
 			"MAD QP%u: cannot return to RTS after a send error: %d\n",
-			qp_info->qp->qp_num, ret);
+			qp_info->qp->qp_num, err);
 		return;
 	}
 	spin_lock_irqsave(&qp_info->send_queue.lock, flags);
@@ -321,90 +354,140 @@ static void ib_mad_recover_send_queue(struct ib_mad_qp_info *qp_info)
 	spin_unlock_irqrestore(&qp_info->send_queue.lock, flags);
 }
 
-/* A flushed request marked for reposting goes out again. */
-static bool ib_mad_repost_flushed(struct ib_mad_send_wr_private *wr)
+/**
+ * ib_mad_send_cqe_absorbed() - apply the error rules to a send completion
+ * @qp_info: the QP @wr was posted on
+ * @wr: the send work request that completed
+ * @status: its completion status
+ *
+ * Context: CQ work, no lock held.
+ * Return: true if the completion is absorbed (@wr, flushed by a recovery,
+ * is on the QP again), false if it is to be completed with @status.
+ */
+static bool ib_mad_send_cqe_absorbed(struct ib_mad_qp_info *qp_info,
+				     struct ib_mad_send_wr_private *wr,
+				     enum ib_wc_status status)
 {
-	struct ib_mad_qp_info *qp_info = wr->mad_agent_priv->qp_info;
+	struct ib_mad_port_private *port = qp_info->port_priv;
 	unsigned long flags;
-	bool reposted = false;
+	bool absorbed;
 
-	spin_lock_irqsave(&qp_info->send_queue.lock, flags);
-	if (wr->repost_on_flush && !qp_info->port_priv->closing) {
-		wr->repost_on_flush = false;
-		trace_ib_mad_error_handler(wr, qp_info);
-		reposted = !ib_post_send(qp_info->qp, &wr->send_wr.wr, NULL);
+	if (status == IB_WC_SUCCESS)
+		return false;
+	if (status != IB_WC_WR_FLUSH_ERR) {
+		if (!READ_ONCE(port->closing))
+			ib_mad_send_rewind(qp_info);
+		ib_mad_stat_inc(port, IB_MAD_STAT_SEND_ERR);
+		return false;
 	}
+	/* The flag is spent either way: a second flush is final. */
+	spin_lock_irqsave(&qp_info->send_queue.lock, flags);
+	absorbed = wr->repost_on_flush && !port->closing &&
+		   !ib_mad_qp_post_locked(qp_info, wr, IB_MAD_POST_RECOVERED);
+	wr->repost_on_flush = false;
 	spin_unlock_irqrestore(&qp_info->send_queue.lock, flags);
-	return reposted;
+	if (!absorbed)
+		ib_mad_stat_inc(port, IB_MAD_STAT_SEND_ERR);
+	return absorbed;
 }
 
-/*
- * Take a completed request off the send queue and unmap it; return the
- * first request of the overflow list, now moved onto the send queue, for
- * the caller to post.
- */
-static struct ib_mad_send_wr_private *
-ib_mad_send_dequeue(struct ib_mad_send_wr_private *wr)
-{
-	struct ib_mad_qp_info *qp_info = wr->mad_agent_priv->qp_info;
-	struct ib_mad_queue *q = &qp_info->send_queue;
-	struct ib_device *dev = qp_info->port_priv->device;
-	struct ib_mad_send_wr_private *next = NULL;
-	unsigned long flags;
+/* Completions and the overflow list ------------------------------------- */
 
+static void ib_mad_send_unmap(struct ib_device *dev,
+			      struct ib_mad_send_wr_private *wr)
+{
 	ib_dma_unmap_single(dev, wr->header_mapping, wr->sg_list[0].length,
 			    DMA_TO_DEVICE);
 	ib_dma_unmap_single(dev, wr->payload_mapping, wr->sg_list[1].length,
 			    DMA_TO_DEVICE);
-	spin_lock_irqsave(&q->lock, flags);
-	list_del(&wr->mad_list.list);
-	if (q->count-- > q->max_active &&
-	    !list_empty(&qp_info->overflow_list)) {
-		next = list_first_entry(&qp_info->overflow_list,
-					struct ib_mad_send_wr_private,
-					mad_list.list);
-		list_move_tail(&next->mad_list.list, &q->list);
-	}
-	spin_unlock_irqrestore(&q->lock, flags);
-	return next;
 }
 
+/**
+ * ib_mad_send_retire() - take a completed request off its QP's send queue
+ * @qp_info: the QP
+ * @wr: the request whose completion arrived
+ * @refused: gets the requests of the overflow list the QP refused
+ *
+ * @q->count counts the requests on the QP and on the overflow list alike,
+ * so the overflow list is not empty exactly while count > max_active. The
+ * slot @wr frees goes to the oldest waiting request, posted here under the
+ * queue lock so that nothing overtakes it; one the QP refuses frees the
+ * slot again for the next and moves to @refused, for the caller to
+ * complete (in order) once the lock is dropped.
+ *
+ * Context: CQ work, no lock held.
+ * Return: 0, or the error of the last post the QP refused.
+ */
+static int ib_mad_send_retire(struct ib_mad_qp_info *qp_info,
+			      struct ib_mad_send_wr_private *wr,
+			      struct list_head *refused)
+{
+	struct ib_mad_queue *q = &qp_info->send_queue;
+	struct ib_mad_send_wr_private *next;
+	unsigned long flags;
+	int err, refusal = 0;
+
+	ib_mad_send_unmap(qp_info->port_priv->device, wr);
+	spin_lock_irqsave(&q->lock, flags);
+	list_del(&wr->mad_list.list);
+	while (--q->count >= q->max_active) {
+		next = list_first_entry_or_null(&qp_info->overflow_list,
+						struct ib_mad_send_wr_private,
+						mad_list.list);
+		if (!next)
+			break;
+		err = ib_mad_qp_post_locked(qp_info, next,
+					    IB_MAD_POST_PROMOTED);
+		list_move_tail(&next->mad_list.list, err ? refused : &q->list);
+		if (!err)
+			break;
+		refusal = err;
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	return refusal;
+}
+
+/**
+ * ib_mad_send_cqe_done() - a send work request of a MAD QP completed
+ * @cq: the port's CQ
+ * @wc: the completion
+ *
+ * Unless the error rules absorb it, the request leaves the send queue, its
+ * slot goes to the overflow list, and the send's owner learns @wc's
+ * status; sends taken off the overflow list that the QP refused follow,
+ * completed with IB_WC_LOC_QP_OP_ERR.
+ *
+ * Context: CQ work (IB_POLL_UNBOUND_WORKQUEUE), no lock held.
+ */
 static void ib_mad_send_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ib_mad_send_wr_private *wr =
 		container_of(wc->wr_cqe, struct ib_mad_send_wr_private,
 			     mad_list.cqe);
 	struct ib_mad_qp_info *qp_info = wr->mad_agent_priv->qp_info;
-	struct ib_wc local_wc;
+	struct ib_device *dev = qp_info->port_priv->device;
+	const struct ib_wc refused_wc = { .status = IB_WC_LOC_QP_OP_ERR };
+	LIST_HEAD(refused);
+	int err;
 
-	if (wc->status == IB_WC_WR_FLUSH_ERR && ib_mad_repost_flushed(wr))
+	if (ib_mad_send_cqe_absorbed(qp_info, wr, wc->status))
 		return;
 	trace_ib_mad_send_done_agent(wr->mad_agent_priv);
 	trace_ib_mad_send_done_handler(wr, wc);
-	if (wc->status != IB_WC_SUCCESS) {
-		ib_mad_stat_inc(qp_info->port_priv, IB_MAD_STAT_SEND_ERR);
-		if (wc->status != IB_WC_WR_FLUSH_ERR &&
-		    !READ_ONCE(qp_info->port_priv->closing))
-			ib_mad_recover_send_queue(qp_info);
-	}
+	err = ib_mad_send_retire(qp_info, wr, &refused);
+	ib_mad_send_wc_done(wr, wc);
+	if (err)
+		dev_err_ratelimited(&dev->dev,
+				    "MAD: posting a queued send failed: %d\n",
+				    err);
 
-	while (wr) {
-		struct ib_mad_send_wr_private *next = ib_mad_send_dequeue(wr);
-		int ret;
-
-		ib_mad_send_wc_done(wr, wc);
-		if (!next)
-			break;
-		trace_ib_mad_send_done_resend(next, qp_info);
-		ret = ib_post_send(qp_info->qp, &next->send_wr.wr, NULL);
-		if (!ret)
-			break;
-		/* The queued request failed to post: complete it so. */
-		dev_err_ratelimited(&qp_info->port_priv->device->dev,
-				    "MAD: posting a queued send failed: %d\n", ret);
-		local_wc = (struct ib_wc) { .status = IB_WC_LOC_QP_OP_ERR };
-		wc = &local_wc;
-		wr = next;
+	/* Completed in the order they were queued, after @wr. */
+	while ((wr = list_first_entry_or_null(&refused,
+					      struct ib_mad_send_wr_private,
+					      mad_list.list))) {
+		list_del(&wr->mad_list.list);
+		ib_mad_send_unmap(dev, wr);
+		ib_mad_send_wc_done(wr, &refused_wc);
 	}
 }
 
