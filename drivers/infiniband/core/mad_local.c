@@ -31,20 +31,31 @@ struct ib_mad_local {
 	u16 slid;
 };
 
-/* The completion an SMP arriving on QP0 would have had. */
-static void ib_mad_local_wc(struct ib_wc *wc, struct ib_mad_local *local,
-			    struct ib_qp *qp, u16 slid)
+/**
+ * ib_mad_local_wc() - the completion of a local SMP, as if received on QP0
+ * @local: the SMP
+ * @qp: QP0 of the port
+ * @slid: source LID to report
+ *
+ * The SMP came from QP0 itself, without a GRH, in a buffer of an IB MAD
+ * and its GRH; what is not named here (SL, path bits, flags) is zero.
+ *
+ * Return: the completion, by value.
+ */
+static struct ib_wc ib_mad_local_wc(const struct ib_mad_local *local,
+				    struct ib_qp *qp, u16 slid)
 {
-	memset(wc, 0, sizeof(*wc));
-	wc->wr_cqe = &local->wr->mad_list.cqe;
-	wc->status = IB_WC_SUCCESS;
-	wc->opcode = IB_WC_RECV;
-	wc->pkey_index = local->wr->send_wr.pkey_index;
-	wc->byte_len = sizeof(struct ib_mad) + sizeof(struct ib_grh);
-	wc->src_qp = IB_QP0;
-	wc->qp = qp;
-	wc->slid = slid;
-	wc->port_num = local->port_num;
+	return (struct ib_wc) {
+		.wr_cqe = &local->wr->mad_list.cqe,
+		.opcode = IB_WC_RECV,
+		.status = IB_WC_SUCCESS,
+		.byte_len = sizeof(struct ib_grh) + sizeof(struct ib_mad),
+		.qp = qp,
+		.src_qp = IB_QP0,
+		.slid = slid,
+		.pkey_index = local->wr->send_wr.pkey_index,
+		.port_num = local->port_num,
+	};
 }
 
 /* Give @recv to @agent as a received MAD answering @wr; eats @recv. */
@@ -56,8 +67,8 @@ static void ib_mad_local_deliver(struct ib_mad_agent_private *agent,
 	struct ib_mad_recv_wc *rwc = &recv->recv_wc;
 	const struct ib_mad_hdr *hdr = (const struct ib_mad_hdr *)recv->mad;
 
-	ib_mad_local_wc(&recv->wc, local, agent->agent.qp,
-			be16_to_cpu(IB_LID_PERMISSIVE));
+	recv->wc = ib_mad_local_wc(local, agent->agent.qp,
+				   be16_to_cpu(IB_LID_PERMISSIVE));
 	rwc->wc = &recv->wc;
 	rwc->recv_buf.grh = NULL;
 	rwc->recv_buf.mad = (struct ib_mad *)recv->mad;
@@ -95,7 +106,7 @@ static enum ib_wc_status ib_mad_local_process(struct ib_mad_local *local)
 	recv = ib_mad_recv_priv_alloc(mad_size, GFP_KERNEL);
 	if (!recv)
 		return IB_WC_GENERAL_ERR;
-	ib_mad_local_wc(&wc, local, priv->agent.qp, local->slid);
+	wc = ib_mad_local_wc(local, priv->agent.qp, local->slid);
 	if (opa && smp->base_version == OPA_MGMT_BASE_VERSION)
 		wc.byte_len = wr->send_buf.hdr_len + wr->send_buf.data_len +
 			      sizeof(struct ib_grh);
