@@ -35,35 +35,57 @@ static void ib_mad_free_segments(struct ib_mad_send_wr_private *wr)
 	wr->last_ack_seg = NULL;
 }
 
+/**
+ * ib_mad_alloc_segments() - give an RMPP send its data segments
+ * @wr: a send ib_create_send_mad() just made, its headers still zero
+ * @mad_size: bytes of one MAD on the wire
+ * @gfp: allocation flags
+ *
+ * The class data and its pad fill a whole number of segments of
+ * @mad_size - hdr_len bytes, numbered from 1 in list order. They are made
+ * on a list of their own and handed to @wr only once all of them exist,
+ * so a failure leaves @wr as it was. The RMPP header then announces the
+ * first DATA segment of an active transfer in the agent's RMPP version.
+ *
+ * Return: 0 or -ENOMEM.
+ */
 static int ib_mad_alloc_segments(struct ib_mad_send_wr_private *wr,
 				 size_t mad_size, gfp_t gfp)
 {
 	struct ib_mad_send_buf *buf = &wr->send_buf;
-	struct ib_rmpp_mad *rmpp_mad = buf->mad;
-	struct ib_rmpp_segment *seg;
-	int left;
+	int seg_size = mad_size - buf->hdr_len;
+	int count = DIV_ROUND_UP(buf->data_len + wr->pad, seg_size);
+	struct ib_rmpp_segment *seg, *tmp;
+	LIST_HEAD(segs);
+	int num;
 
-	buf->seg_size = mad_size - buf->hdr_len;
-	buf->seg_rmpp_size = mad_size - IB_MGMT_RMPP_HDR;
-	/* Zeroed: the pad of the last segment goes out as zeroes. */
-	for (left = buf->data_len + wr->pad; left > 0; left -= buf->seg_size) {
-		seg = kzalloc(struct_size(seg, data, buf->seg_size), gfp);
-		if (!seg) {
-			ib_mad_free_segments(wr);
-			buf->seg_count = 0;
-			return -ENOMEM;
-		}
-		seg->num = ++buf->seg_count;
-		list_add_tail(&seg->list, &wr->rmpp_list);
+	for (num = 1; num <= count; num++) {
+		/* Zeroed: the pad of the last segment goes out as zeroes. */
+		seg = kzalloc(struct_size(seg, data, seg_size), gfp);
+		if (!seg)
+			goto err_free;
+		seg->num = num;
+		list_add_tail(&seg->list, &segs);
 	}
 
-	rmpp_mad->rmpp_hdr.rmpp_version = wr->mad_agent_priv->agent.rmpp_version;
-	rmpp_mad->rmpp_hdr.rmpp_type = IB_MGMT_RMPP_TYPE_DATA;
-	ib_set_rmpp_flags(&rmpp_mad->rmpp_hdr, IB_MGMT_RMPP_FLAG_ACTIVE);
+	list_splice_tail(&segs, &wr->rmpp_list);
+	buf->seg_count = count;
+	buf->seg_size = seg_size;
+	buf->seg_rmpp_size = mad_size - IB_MGMT_RMPP_HDR;
+	((struct ib_rmpp_mad *)buf->mad)->rmpp_hdr = (struct ib_rmpp_hdr) {
+		.rmpp_version = wr->mad_agent_priv->agent.rmpp_version,
+		.rmpp_type = IB_MGMT_RMPP_TYPE_DATA,
+		.rmpp_rtime_flags = IB_MGMT_RMPP_FLAG_ACTIVE,
+	};
 	wr->cur_seg = list_first_entry(&wr->rmpp_list, struct ib_rmpp_segment,
 				       list);
 	wr->last_ack_seg = wr->cur_seg;
 	return 0;
+
+err_free:
+	list_for_each_entry_safe(seg, tmp, &segs, list)
+		kfree(seg);
+	return -ENOMEM;
 }
 
 static void ib_mad_init_send_wr(struct ib_mad_send_wr_private *wr,
