@@ -13,11 +13,21 @@
 #include "core_priv.h"
 #include "mad_priv.h"
 
+/*
+ * A reply owns its address handle: both go once it completed, or at once
+ * if it never went out.
+ */
+static void ib_mad_reply_release(struct ib_mad_send_buf *reply)
+{
+	if (reply->ah)
+		rdma_destroy_ah(reply->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	ib_free_send_mad(reply);
+}
+
 static void ib_mad_reply_sent(struct ib_mad_agent *agent,
 			      struct ib_mad_send_wc *wc)
 {
-	rdma_destroy_ah(wc->send_buf->ah, RDMA_DESTROY_AH_SLEEPABLE);
-	ib_free_send_mad(wc->send_buf);
+	ib_mad_reply_release(wc->send_buf);
 }
 
 /**
@@ -104,6 +114,61 @@ ib_mad_reply_agent_get(struct ib_mad_port_private *port, int qpn)
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_reply_agent_get);
 
+/*
+ * Bytes of @mad_hdr to send: an OPA port answers an IB MAD with an IB-sized
+ * one. 0 if the driver's length does not fit the agent's port.
+ */
+static size_t ib_mad_reply_len(struct ib_mad_agent *agent,
+			       const struct ib_mad_hdr *mad_hdr, size_t len,
+			       bool opa)
+{
+	if (opa && mad_hdr->base_version != OPA_MGMT_BASE_VERSION)
+		len = IB_MGMT_MAD_SIZE;
+	if (len < IB_MGMT_MAD_HDR ||
+	    len > rdma_max_mad_size(agent->device, agent->port_num))
+		return 0;
+	return len;
+}
+
+/**
+ * ib_mad_reply_build() - a send buffer holding a reply, addressed
+ * @agent: the reply agent
+ * @mad_hdr: the reply, @len bytes
+ * @len: from ib_mad_reply_len()
+ * @grh: network header of the received MAD
+ * @wc: completion of the received MAD
+ * @port_num: port the MAD was received on; a switch's reply leaves by it
+ *
+ * Context: process context.
+ * Return: the buffer, with its address handle, ready to post; or an
+ * ERR_PTR().
+ */
+static struct ib_mad_send_buf *
+ib_mad_reply_build(struct ib_mad_agent *agent, const struct ib_mad_hdr *mad_hdr,
+		   size_t len, const struct ib_grh *grh, const struct ib_wc *wc,
+		   u32 port_num)
+{
+	struct ib_mad_send_buf *reply;
+	struct ib_ah *ah;
+
+	reply = ib_create_send_mad(agent, wc->src_qp, wc->pkey_index, 0,
+				   IB_MGMT_MAD_HDR, len - IB_MGMT_MAD_HDR,
+				   GFP_KERNEL, mad_hdr->base_version);
+	if (IS_ERR(reply))
+		return reply;
+	memcpy(reply->mad, mad_hdr, len);
+	if (rdma_cap_ib_switch(agent->device))
+		ib_mad_send_wr(reply)->send_wr.port_num = port_num;
+
+	ah = ib_create_ah_from_wc(agent->qp->pd, wc, grh, port_num);
+	if (IS_ERR(ah)) {
+		ib_free_send_mad(reply);
+		return ERR_CAST(ah);
+	}
+	reply->ah = ah;
+	return reply;
+}
+
 /**
  * ib_mad_reply_send() - send a MAD back to where a received one came from
  * @mad_hdr: the MAD to send (copied)
@@ -115,7 +180,11 @@ EXPORT_SYMBOL_IF_KUNIT(ib_mad_reply_agent_get);
  * @resp_mad_len: bytes of @mad_hdr to send
  * @opa: the port accepts OPA MADs
  *
- * Errors are logged and the reply is dropped, as a lost packet would be.
+ * The reply goes out through the reply agent of @qpn on the port (port 0
+ * of a switch), which frees it with its address handle once sent. Errors
+ * are logged and the reply is dropped, as a lost packet would be; a reply
+ * refused because the port is being removed (-ESHUTDOWN) is dropped
+ * silently.
  *
  * Context: process context.
  */
@@ -124,60 +193,31 @@ void ib_mad_reply_send(const struct ib_mad_hdr *mad_hdr,
 		       struct ib_device *device, u32 port_num, int qpn,
 		       size_t resp_mad_len, bool opa)
 {
+	struct ib_mad_agent_private *priv = NULL;
 	struct ib_mad_port_private *port;
-	struct ib_mad_agent_private *priv;
-	struct ib_mad_send_buf *send_buf;
-	struct ib_mad_agent *agent;
-	struct ib_ah *ah;
+	struct ib_mad_send_buf *reply;
+	size_t len;
 	int ret;
 
-	/* A switch has its management port 0 and nothing else. */
 	port = ib_mad_port_get(device, rdma_cap_ib_switch(device) ? 0 : port_num);
-	if (!port || qpn < 0 || qpn >= IB_MAD_QPS_CORE)
-		return;
-	priv = ib_mad_reply_agent_get(port, qpn);
+	if (port && qpn >= 0 && qpn < IB_MAD_QPS_CORE)
+		priv = ib_mad_reply_agent_get(port, qpn);
 	if (!priv)
 		return;
-	agent = &priv->agent;
-	if (opa && mad_hdr->base_version != OPA_MGMT_BASE_VERSION)
-		resp_mad_len = IB_MGMT_MAD_SIZE;
-	if (resp_mad_len < IB_MGMT_MAD_HDR ||
-	    resp_mad_len > rdma_max_mad_size(device, port->port_num))
-		goto out_put;
 
-	ah = ib_create_ah_from_wc(agent->qp->pd, wc, grh, port_num);
-	if (IS_ERR(ah)) {
-		dev_err_ratelimited(&device->dev,
-				    "MAD reply: no address handle: %ld\n",
-				    PTR_ERR(ah));
-		goto out_put;
+	len = ib_mad_reply_len(&priv->agent, mad_hdr, resp_mad_len, opa);
+	if (len) {
+		reply = ib_mad_reply_build(&priv->agent, mad_hdr, len, grh, wc,
+					   port_num);
+		ret = PTR_ERR_OR_ZERO(reply);
+		if (!ret) {
+			ret = ib_post_send_mad(reply, NULL);
+			if (ret)
+				ib_mad_reply_release(reply);
+		}
+		if (ret && ret != -ESHUTDOWN)
+			dev_err_ratelimited(&device->dev,
+					    "MAD reply not sent: %d\n", ret);
 	}
-	send_buf = ib_create_send_mad(agent, wc->src_qp, wc->pkey_index, 0,
-				      IB_MGMT_MAD_HDR,
-				      resp_mad_len - IB_MGMT_MAD_HDR,
-				      GFP_KERNEL, mad_hdr->base_version);
-	if (IS_ERR(send_buf)) {
-		ret = PTR_ERR(send_buf);
-		goto err_destroy_ah;
-	}
-	memcpy(send_buf->mad, mad_hdr, resp_mad_len);
-	send_buf->ah = ah;
-	if (rdma_cap_ib_switch(device))
-		ib_mad_send_wr(send_buf)->send_wr.port_num = port_num;
-	ret = ib_post_send_mad(send_buf, NULL);
-	if (ret)
-		goto err_free_buf;
-	ib_mad_agent_put(priv);
-	return;
-
-err_free_buf:
-	ib_free_send_mad(send_buf);
-err_destroy_ah:
-	/* -ESHUTDOWN: the port is being removed, the reply is moot. */
-	if (ret != -ESHUTDOWN)
-		dev_err_ratelimited(&device->dev, "MAD reply not sent: %d\n",
-				    ret);
-	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
-out_put:
 	ib_mad_agent_put(priv);
 }
