@@ -201,8 +201,10 @@ static int srpt_post_in_slots(struct srpt_rdma_ch *ch,
 /*
  * Post the SRP_RSP in @ioctx's buffer, after the work requests starting at
  * @first (which end in @send). The credits the response returns count as
- * the initiator's from the moment it is posted; if it cannot be posted
- * they go back to be returned with a later response.
+ * the initiator's from the moment it is posted. If it cannot be posted
+ * those of other requests go back to be returned with a later response;
+ * the credit of @ioctx's own request stays with it: its response is tried
+ * again, or it ends without one and srpt_return_credit() gives it back.
  */
 static int srpt_post_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 			 struct ib_send_wr *first, struct ib_send_wr *send,
@@ -232,9 +234,18 @@ static int srpt_post_rsp(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx,
 	ret = srpt_post_in_slots(ch, first, 1 + ioctx->n_rdma);
 	if (ret) {
 		atomic_sub(credits, &ch->req_lim);
-		atomic_add(credits, &ch->req_lim_delta);
+		atomic_add(credits - 1, &ch->req_lim_delta);
 	}
 	return ret;
+}
+
+/*
+ * A request that ends without a response returns its credit with the next
+ * response instead.
+ */
+static void srpt_return_credit(struct srpt_send_ioctx *ioctx)
+{
+	atomic_inc(&ioctx->ch->req_lim_delta);
 }
 
 /* Give a context that never reached LIO back to the session's tag pool. */
@@ -264,8 +275,10 @@ void srpt_send_local_tmf_rsp(struct srpt_rdma_ch *ch,
 	ioctx->local = true;
 	ioctx->state = SRPT_STATE_MGMT_RSP_SENT;
 	len = srpt_build_tskmgmt_rsp(ch, ioctx, code, tag);
-	if (srpt_post_rsp(ch, ioctx, &send, &send, &sge, len))
+	if (srpt_post_rsp(ch, ioctx, &send, &send, &sge, len)) {
+		srpt_return_credit(ioctx);
 		srpt_put_local_ioctx(ioctx);
+	}
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_send_local_tmf_rsp);
 
@@ -472,12 +485,15 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_queue_response);
  * @ioctx: the command, in the state it had before its response.
  * @err: why, for the log.
  *
+ * The request's credit goes back with the next response.
+ *
  * Context: LIO callback; must not sleep.
  */
 void srpt_drop_rsp(struct srpt_send_ioctx *ioctx, int err)
 {
 	pr_warn_ratelimited("%s: tag %#llx: response dropped (%d)\n",
 			    ioctx->ch->sess_name, ioctx->cmd.tag, err);
+	srpt_return_credit(ioctx);
 	srpt_set_cmd_state(ioctx, SRPT_STATE_DONE);
 	target_put_sess_cmd(&ioctx->cmd);
 }
@@ -517,10 +533,7 @@ int srpt_queue_status(struct se_cmd *cmd)
  */
 void srpt_aborted_task(struct se_cmd *cmd)
 {
-	struct srpt_send_ioctx *ioctx =
-		container_of(cmd, struct srpt_send_ioctx, cmd);
-
-	atomic_inc(&ioctx->ch->req_lim_delta);
+	srpt_return_credit(container_of(cmd, struct srpt_send_ioctx, cmd));
 }
 
 /**
