@@ -873,6 +873,12 @@ static const char *const ib_mad_stat_names[IB_MAD_STAT_COUNT] = {
 	[IB_MAD_STAT_FC_DROPPED] = "fc_dropped",
 	[IB_MAD_STAT_RECV_FLUSHED] = "recv_flushed",
 	[IB_MAD_STAT_SMI_RELAYED] = "relayed_smi",
+	[IB_MAD_STAT_RMPP_SEGS] = "rmpp_segs",
+	[IB_MAD_STAT_RMPP_SEGS_PEAK] = "rmpp_segs_peak",
+	[IB_MAD_STAT_RMPP_SRC_SEGS_PEAK] = "rmpp_src_segs_peak",
+	[IB_MAD_STAT_RMPP_RECVS_PEAK] = "rmpp_recvs_peak",
+	[IB_MAD_STAT_RMPP_SRC_RECVS_PEAK] = "rmpp_src_recvs_peak",
+	[IB_MAD_STAT_RMPP_DONE_PEAK] = "rmpp_done_peak",
 };
 
 static int ib_mad_stats_show(struct seq_file *m, void *unused)

@@ -508,6 +508,18 @@ struct ib_mad_qp_info {
  *	state, or the port closing); they are not replaced
  * @IB_MAD_STAT_SMI_RELAYED: directed-route SMPs a switch sent on to their
  *	next hop
+ * @IB_MAD_STAT_RMPP_SEGS: segments that RMPP reassemblies of the port's
+ *	agents hold now (gauge)
+ * @IB_MAD_STAT_RMPP_SEGS_PEAK: most segments one agent's reassemblies
+ *	held at once (high-water mark; bound MAD_RMPP_AGENT_MAX_SEGS)
+ * @IB_MAD_STAT_RMPP_SRC_SEGS_PEAK: most segments one source's
+ *	reassemblies held at one agent (bound mad_rmpp_src_max_segs)
+ * @IB_MAD_STAT_RMPP_RECVS_PEAK: most reassemblies one agent collected at
+ *	once (bound MAD_RMPP_MAX_RECVS)
+ * @IB_MAD_STAT_RMPP_SRC_RECVS_PEAK: most reassemblies one source had
+ *	collecting at one agent (bound MAD_RMPP_SRC_MAX_RECVS)
+ * @IB_MAD_STAT_RMPP_DONE_PEAK: most finished reassemblies one agent
+ *	remembered (bound MAD_RMPP_MAX_DONE)
  * @IB_MAD_STAT_COUNT: number of counters
  */
 enum ib_mad_stat {
@@ -531,6 +543,12 @@ enum ib_mad_stat {
 	IB_MAD_STAT_FC_DROPPED,
 	IB_MAD_STAT_RECV_FLUSHED,
 	IB_MAD_STAT_SMI_RELAYED,
+	IB_MAD_STAT_RMPP_SEGS,
+	IB_MAD_STAT_RMPP_SEGS_PEAK,
+	IB_MAD_STAT_RMPP_SRC_SEGS_PEAK,
+	IB_MAD_STAT_RMPP_RECVS_PEAK,
+	IB_MAD_STAT_RMPP_SRC_RECVS_PEAK,
+	IB_MAD_STAT_RMPP_DONE_PEAK,
 	IB_MAD_STAT_COUNT
 };
 
@@ -583,6 +601,17 @@ static inline void ib_mad_stat_dec(struct ib_mad_port_private *port,
 				   enum ib_mad_stat stat)
 {
 	atomic64_dec(&port->stats[stat]);
+}
+
+/* Raise a high-water mark to @value if it is below it. */
+static inline void ib_mad_stat_peak(struct ib_mad_port_private *port,
+				    enum ib_mad_stat stat, s64 value)
+{
+	s64 old = atomic64_read(&port->stats[stat]);
+
+	while (old < value &&
+	       !atomic64_try_cmpxchg(&port->stats[stat], &old, value))
+		;
 }
 
 static inline struct ib_mad_agent_private *

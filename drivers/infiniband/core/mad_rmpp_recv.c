@@ -341,11 +341,16 @@ static bool mad_rmpp_src_room_locked(const struct ib_mad_agent_private *priv,
 /* A collecting reassembly kept one more segment. */
 static void mad_rmpp_recv_count_seg_locked(struct mad_rmpp_recv *r)
 {
+	struct ib_mad_port_private *port = ib_mad_agent_port(r->priv);
+
 	r->nsegs++;
 	r->src->segs++;
 	r->priv->rmpp_segs++;
 	r->progress_at = jiffies;
 	list_move_tail(&r->lru, &r->priv->rmpp_active);
+	ib_mad_stat_inc(port, IB_MAD_STAT_RMPP_SEGS);
+	ib_mad_stat_peak(port, IB_MAD_STAT_RMPP_SEGS_PEAK, r->priv->rmpp_segs);
+	ib_mad_stat_peak(port, IB_MAD_STAT_RMPP_SRC_SEGS_PEAK, r->src->segs);
 }
 
 static void mad_rmpp_free_segs(struct ib_mad_recv_wc *recv_wc)
@@ -436,6 +441,8 @@ static void mad_rmpp_recv_set_state_locked(struct mad_rmpp_recv *r,
 		priv->rmpp_recvs--;
 		list_del_init(&r->lru);
 		priv->rmpp_segs -= r->nsegs;
+		atomic64_sub(r->nsegs,
+			     &ib_mad_agent_port(priv)->stats[IB_MAD_STAT_RMPP_SEGS]);
 		r->src->segs -= r->nsegs;
 		r->src->recvs--;
 		mad_rmpp_src_put_locked(r->src);
@@ -605,6 +612,8 @@ static void mad_rmpp_recv_complete_locked(struct mad_rmpp_recv *r,
 	mad_rmpp_recv_set_state_locked(r, MAD_RMPP_RECV_COMPLETE);
 	if (r->priv->rmpp_done_count > MAD_RMPP_MAX_DONE)
 		mad_rmpp_recv_forget_oldest_locked(r->priv, step);
+	ib_mad_stat_peak(ib_mad_agent_port(r->priv), IB_MAD_STAT_RMPP_DONE_PEAK,
+			 r->priv->rmpp_done_count);
 	/*
 	 * The transfer keeps its address handle while it is remembered: a
 	 * repeat of its last segment is answered on it, not on a handle made
@@ -886,6 +895,10 @@ mad_rmpp_recv_start_locked(struct mad_rmpp_recv *r,
 	}
 	hash_add(priv->rmpp_hash, &r->node, r->bucket);
 	priv->rmpp_recvs++;
+	ib_mad_stat_peak(ib_mad_agent_port(priv), IB_MAD_STAT_RMPP_RECVS_PEAK,
+			 priv->rmpp_recvs);
+	ib_mad_stat_peak(ib_mad_agent_port(priv),
+			 IB_MAD_STAT_RMPP_SRC_RECVS_PEAK, src->recvs);
 	r->src = src;
 	list_add_tail(&r->lru, &priv->rmpp_active);
 	mad_rmpp_recv_count_seg_locked(r);

@@ -1439,6 +1439,12 @@ static int mad_test_rmpp_count(struct mad_test_env *env, int from, u8 type)
 	return n;
 }
 
+/* A counter or gauge of the port, as debugfs shows it. */
+static u64 mad_test_stat(struct mad_test_env *env, enum ib_mad_stat stat)
+{
+	return atomic64_read(&env->port->stats[stat]);
+}
+
 /* Entries of the agent's reassembly hash, collecting or finished. */
 static int mad_test_rmpp_entries(struct mad_test_env *env)
 {
@@ -1481,9 +1487,16 @@ static void mad_test_rmpp_recv_src_cap(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, env->posts, n + 1);
 	KUNIT_EXPECT_EQ(test, mad_test_posted_rmpp(env, n)->rmpp_type,
 			IB_MGMT_RMPP_TYPE_ACK);
+	/* The gauges of debugfs saw the cap and what the agent held. */
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RMPP_SRC_RECVS_PEAK),
+			16);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RMPP_RECVS_PEAK),
+			17);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RMPP_SEGS), 17);
 	mad_test_rmpp_drain(env, 0, env->posts);
 	ib_mad_rmpp_cancel_recvs(env->priv);
 	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 0);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RMPP_SEGS), 0);
 }
 
 /*
@@ -1539,6 +1552,8 @@ static void mad_test_rmpp_recv_done_bound(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, env->recvs_done, n);
 	KUNIT_EXPECT_LE(test, mad_test_rmpp_entries(env), MAD_RMPP_MAX_RECVS);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RMPP_DONE_PEAK),
+			MAD_RMPP_MAX_DONE);
 	ib_mad_rmpp_cancel_recvs(env->priv);
 }
 
@@ -1563,6 +1578,9 @@ static void mad_test_rmpp_recv_seg_budget(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, stops, 1);
 	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 0);
 	KUNIT_EXPECT_EQ(test, env->priv->rmpp_segs, 0);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RMPP_SRC_SEGS_PEAK),
+			4);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RMPP_SEGS), 0);
 	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
 	mad_test_rmpp_drain(env, 0, env->posts);
 	ib_mad_rmpp_cancel_recvs(env->priv);
@@ -2208,11 +2226,6 @@ static void mad_test_rmpp_segment_list(struct kunit *test)
 }
 
 /* Flow control ----------------------------------------------------------- */
-
-static u64 mad_test_stat(struct mad_test_env *env, enum ib_mad_stat stat)
-{
-	return atomic64_read(&env->port->stats[stat]);
-}
 
 struct mad_test_fc_case {
 	const char *name;

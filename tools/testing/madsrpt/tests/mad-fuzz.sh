@@ -45,7 +45,10 @@
 #    (received minus drops) covers at least what ib_srpt, ib_cm and the
 #    sink must have been given;
 #  - the sink got every plain MAD meant for it and no more than it could
-#    have been sent.
+#    have been sent;
+#  - the RMPP reassembler's high-water marks stayed within the bounds
+#    mad_rmpp_recv.c states: transfers per source and per agent, finished
+#    transfers remembered, segments held per source and per agent.
 # Kernel splats on either VM fail the run (vm.sh); kmemleak, on a kernel
 # with it (make check-debug), is scanned after ib_srpt and rxe unload.
 # runs-on: host
@@ -85,7 +88,7 @@ tgt=$(tr -d '\r' <"$log-target.console.out")
 fzr=$(tr -d '\r' <"$log-fuzzer.console.out")
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..10"
 echo "# seed $seed, $count MADs wanted; both VMs done in $secs s"
 echo "# reproduce: MS_FUZZ_SEED=$seed MS_FUZZ_COUNT=$count make check T=mad-fuzz"
 # kv LINE KEY: the value of KEY=value in LINE (empty if absent).
@@ -169,4 +172,15 @@ check "[ $t_dropped_security -eq 0 ] && [ $t_dropped_smi -eq 0 ] && [ $t_dropped
 	"no other drops; $delivered delivered >= $f_srpt to ib_srpt + $f_sink + $f_sink_rmpp to the sink + $f_cm to ib_cm + $f_probes probes"
 check "[ $f_sink -gt 0 ] && [ $s_total -ge $f_sink ] && [ $s_total -le $((f_sink + f_sink_rmpp + f_krmpp)) ]" \
 	"the sink got $s_total MADs: the $f_sink plain ones and at most $((f_sink_rmpp + f_krmpp)) RMPP ones"
+# The RMPP reassembler's high-water marks (gauges of the target's debugfs,
+# since its boot): each must stay within the bound mad_rmpp_recv.c states,
+# and the reassembler must have been reached at all.
+for k in rmpp_segs rmpp_segs_peak rmpp_src_segs_peak rmpp_recvs_peak \
+	 rmpp_src_recvs_peak rmpp_done_peak; do
+	v=$(kv "$(grep '^STATS-AFTER ' <<<"$tgt")" $k)
+	eval "g_$k=${v:--1}"
+done
+echo "# target's RMPP reassembly peaks: transfers $g_rmpp_recvs_peak (one source $g_rmpp_src_recvs_peak), finished remembered $g_rmpp_done_peak, segments $g_rmpp_segs_peak (one source $g_rmpp_src_segs_peak), held at the end $g_rmpp_segs"
+check "[ $g_rmpp_recvs_peak -ge 1 ] && [ $g_rmpp_src_recvs_peak -le 16 ] && [ $g_rmpp_recvs_peak -le 256 ] && [ $g_rmpp_done_peak -ge 0 ] && [ $g_rmpp_done_peak -le 256 ] && [ $g_rmpp_src_segs_peak -ge 1 ] && [ $g_rmpp_src_segs_peak -le 349525 ] && [ $g_rmpp_segs_peak -le 699050 ] && [ $g_rmpp_segs -ge 0 ]" \
+	"RMPP reassembly within its bounds: $g_rmpp_src_recvs_peak <= 16 transfers from one source, $g_rmpp_recvs_peak <= 256 per agent, $g_rmpp_done_peak <= 256 finished remembered, $g_rmpp_src_segs_peak / $g_rmpp_segs_peak segments <= 349525 / 699050"
 exit $ms_status
