@@ -380,11 +380,16 @@ static bool ib_mad_send_cqe_absorbed(struct ib_mad_qp_info *qp_info,
 		ib_mad_stat_inc(port, IB_MAD_STAT_SEND_ERR);
 		return false;
 	}
-	/* The flag is spent either way: a second flush is final. */
+	/*
+	 * The flag is spent either way, before the post (whose trace event
+	 * shows it, as upstream's does): a second flush is final.
+	 */
 	spin_lock_irqsave(&qp_info->send_queue.lock, flags);
-	absorbed = wr->repost_on_flush && !port->closing &&
-		   !ib_mad_qp_post_locked(qp_info, wr, IB_MAD_POST_RECOVERED);
+	absorbed = wr->repost_on_flush && !port->closing;
 	wr->repost_on_flush = false;
+	if (absorbed)
+		absorbed = !ib_mad_qp_post_locked(qp_info, wr,
+						  IB_MAD_POST_RECOVERED);
 	spin_unlock_irqrestore(&qp_info->send_queue.lock, flags);
 	if (!absorbed)
 		ib_mad_stat_inc(port, IB_MAD_STAT_SEND_ERR);
