@@ -1323,6 +1323,20 @@ static struct srpt_rdma_ch *fake_ch(struct kunit *test, struct fake_hca **hp)
 	return ch;
 }
 
+/* A send context of @ch with a response buffer, as the pool hands out. */
+static struct srpt_send_ioctx *fake_rsp_ioctx(struct kunit *test,
+					      struct srpt_rdma_ch *ch)
+{
+	struct srpt_send_ioctx *ioctx;
+
+	ioctx = kunit_kzalloc(test, sizeof(*ioctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ioctx);
+	ioctx->ioctx.buf = kunit_kzalloc(test, SRPT_MAX_RSP_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ioctx->ioctx.buf);
+	ioctx->ch = ch;
+	return ioctx;
+}
+
 /*
  * Whether srpt_ch_fatal() took a channel reference for its work. The
  * caller holds the port mutex, so the work cannot act yet; it is then made
@@ -1438,12 +1452,8 @@ static void srpt_test_credits_returned(struct kunit *test)
 	struct fake_hca *h;
 
 	ch = fake_ch(test, &h);
-	ioctx = kunit_kzalloc(test, sizeof(*ioctx), GFP_KERNEL);
-	rsp = kunit_kzalloc(test, SRPT_MAX_RSP_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ioctx);
-	KUNIT_ASSERT_NOT_NULL(test, rsp);
-	ioctx->ch = ch;
-	ioctx->ioctx.buf = rsp;
+	ioctx = fake_rsp_ioctx(test, ch);
+	rsp = ioctx->ioctx.buf;
 	atomic_set(&ch->req_lim, 0);
 	atomic_set(&ch->req_lim_delta, 2);
 
@@ -1566,11 +1576,7 @@ static void srpt_test_send_error(struct kunit *test)
 	struct ib_wc wc = { .status = c->status };
 
 	ch = fake_ch(test, &h);
-	ioctx = kunit_kzalloc(test, sizeof(*ioctx), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ioctx);
-	ioctx->ioctx.buf = kunit_kzalloc(test, SRPT_MAX_RSP_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ioctx->ioctx.buf);
-	ioctx->ch = ch;
+	ioctx = fake_rsp_ioctx(test, ch);
 	srpt_send_local_tmf_rsp(ch, ioctx, SRPT_TMF_COMPLETE, 9);
 	KUNIT_ASSERT_EQ(test, h->sends, 1);
 	srpt_set_ch_state(ch, c->state);
@@ -1943,12 +1949,8 @@ static void srpt_test_queue_response_slots(struct kunit *test)
 	struct fake_hca *h;
 
 	ch = fake_ch(test, &h);
-	ioctx = kunit_kzalloc(test, sizeof(*ioctx), GFP_KERNEL);
-	rsp = kunit_kzalloc(test, SRPT_MAX_RSP_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ioctx);
-	KUNIT_ASSERT_NOT_NULL(test, rsp);
-	ioctx->ch = ch;
-	ioctx->ioctx.buf = rsp;
+	ioctx = fake_rsp_ioctx(test, ch);
+	rsp = ioctx->ioctx.buf;
 	ioctx->state = SRPT_STATE_NEW;
 	ioctx->n_rdma = 3;
 	ioctx->cmd.data_direction = DMA_FROM_DEVICE;
