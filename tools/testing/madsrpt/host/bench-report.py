@@ -9,7 +9,8 @@ of the ratios of the runs paired by repetition (each pair booted back to
 back), and the transport ceiling where there is one.  The rxe figures run
 the same code on both kernels (rdma_rxe and perftest, no MAD layer): the
 spread of their ratios is how far two identical kernels read apart in
-this run, and a ratio inside it is marked "noise", not a result.  Ratios are turned
+this run (taken either way from 1), and a ratio inside it is marked
+"noise", not a result.  Ratios are turned
 so that above 1 always means ours is better (for a cost such as CPU time
 per I/O, the ratio is upstream/ours).  Writes OUTDIR/summary.json and, when
 matplotlib is there, OUTDIR/<metric>.png with every run of both kernels.
@@ -67,14 +68,22 @@ CONTROLS = ("rxe-",)
 
 
 def control_band(rows):
-    """The lowest and highest ratio the same-code figures showed."""
+    """How far from 1 the same-code figures' ratios strayed, either way.
+
+    Identical code reads 1 but for noise, which may fall on either side:
+    a control at 0.87 says 1.15 is as likely, so the band is symmetric in
+    the ratio (from the smallest r or 1/r to the largest).
+    """
     seen = []
     for r in rows:
         if r["metric"].startswith(CONTROLS) and "ratio" in r:
             seen.append(r["ratio"])
             seen.extend(r.get("pair_ratios", []))
-    seen = [v for v in seen if v == v]
-    return (min(seen), max(seen)) if seen else None
+    seen = [v for v in seen if v == v and v > 0]
+    if not seen:
+        return None
+    far = max(max(v, 1 / v) for v in seen)
+    return (1 / far, far)
 
 
 def ceiling_of(metric, medians):
