@@ -301,6 +301,26 @@ static bool ib_mad_send_too_late(const struct ib_mad_send_wr_private *wr)
 }
 
 /*
+ * Whether @wr, waiting on its destination's backlog, is too late for its
+ * first try. It waited because the destination was overloaded, where an
+ * answer takes longer: it must still have a whole try (its timeout)
+ * before the deadline, or half its total time if that is shorter (no
+ * retries). A try sent with less mostly times out at the requester while
+ * the responder still spends its time answering it, and under sustained
+ * overload such late tries fill the responder's queue until almost no
+ * answer comes in time (make bench overload-500: 18 answered a second
+ * with the half-timeout rule, against 312 for the responder's rate).
+ */
+static bool
+ib_mad_send_promote_too_late(const struct ib_mad_send_wr_private *wr)
+{
+	unsigned long t = msecs_to_jiffies(wr->send_buf.timeout_ms);
+	unsigned long need = min(t, t * (unsigned long)(wr->retries_left + 1) / 2);
+
+	return time_after(jiffies + need, wr->deadline);
+}
+
+/*
  * How long to wait for the response to the transmission that just ended.
  *
  * A send that is not flow-controlled waits its timeout. A flow-controlled
@@ -694,7 +714,7 @@ static void ib_mad_fc_settle_locked(struct ib_mad_agent_private *priv,
 	       !list_empty(&dest->backlog)) {
 		wr = list_first_entry(&dest->backlog,
 				      struct ib_mad_send_wr_private, agent_list);
-		if (ib_mad_send_too_late(wr)) {
+		if (ib_mad_send_promote_too_late(wr)) {
 			ib_mad_stat_inc(port, IB_MAD_STAT_FC_DROPPED);
 			wr->status = IB_WC_RESP_TIMEOUT_ERR;
 			ib_mad_send_done_locked(wr, true);

@@ -2696,29 +2696,37 @@ static void mad_test_fc_retries_idle(struct kunit *test)
 
 /*
  * A request promoted from the backlog late waits for its response no
- * longer than its deadline allows; one with less than half a timeout left
- * when its slot frees is not sent at all and completes with a timeout.
- * The time spent on the backlog is played by moving the deadlines.
+ * longer than its deadline allows. One whose first try no longer fits
+ * when its slot frees is not sent at all and completes with a timeout:
+ * a try needs a whole timeout left, or half the request's total time if
+ * that is shorter. The time spent on the backlog is played by moving the
+ * deadlines.
  */
 static void mad_test_fc_deadline_clamp(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env(test);
-	struct ib_mad_send_buf *busy, *late, *later;
+	struct ib_mad_send_buf *busy, *late, *later, *stale;
 	struct ib_mad_send_wr_private *wr;
 
 	env->priv->fc_max = 1;
 	busy = mad_test_send(test, env, 0x80, 10000, 0);
-	late = mad_test_send(test, env, 0x81, 1000, 1);
+	late = mad_test_send(test, env, 0x81, 1000, 0);
 	later = mad_test_send(test, env, 0x82, 1000, 0);
+	stale = mad_test_send(test, env, 0x83, 1000, 3);
 	KUNIT_ASSERT_EQ(test, ib_post_send_mad(busy, NULL), 0);
 	KUNIT_ASSERT_EQ(test, ib_post_send_mad(late, NULL), 0);
 	KUNIT_ASSERT_EQ(test, ib_post_send_mad(later, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(stale, NULL), 0);
 	KUNIT_EXPECT_EQ(test, mad_test_state(late), IB_MAD_SEND_QUEUED);
 
-	/* late: 1.2 s of its 2 s went by; later: 0.7 s of its 1 s. */
+	/*
+	 * late: 0.2 s of its 1 s went by; later: 0.7 s of its 1 s; stale:
+	 * 3.2 s of its 4 s, so less than its 1 s timeout is left.
+	 */
 	wr = ib_mad_send_wr(late);
 	wr->deadline = jiffies + msecs_to_jiffies(800);
 	ib_mad_send_wr(later)->deadline = jiffies + msecs_to_jiffies(300);
+	ib_mad_send_wr(stale)->deadline = jiffies + msecs_to_jiffies(800);
 
 	mad_test_wire_done(busy, IB_WC_SUCCESS);
 	mad_test_respond(test, env, 0x80, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
@@ -2728,18 +2736,20 @@ static void mad_test_fc_deadline_clamp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mad_test_state(late), IB_MAD_SEND_WAIT_RESP);
 	KUNIT_EXPECT_FALSE(test, time_after(wr->timeout, wr->deadline));
 
-	/* Its answer frees the slot for later, which has too little left. */
+	/* Its answer frees the slot: later and stale have too little left. */
 	mad_test_respond(test, env, 0x81, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
 	flush_delayed_work(&env->priv->timed_work);
 	KUNIT_EXPECT_EQ(test, env->posts, 2);
 	KUNIT_EXPECT_EQ(test, mad_test_state(later), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, mad_test_state(stale), IB_MAD_SEND_DONE);
 	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
-	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_DROPPED), 1);
-	KUNIT_EXPECT_EQ(test, env->sends_done, 3);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_DROPPED), 2);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 4);
 	KUNIT_EXPECT_EQ(test, env->priv->fc_active, 0);
 	ib_free_send_mad(busy);
 	ib_free_send_mad(late);
 	ib_free_send_mad(later);
+	ib_free_send_mad(stale);
 }
 
 /* The fake QP's post_recv(): every buffer is accepted, and counted. */
