@@ -90,22 +90,26 @@ else
 	tap_skip "the MAD layer retried sends (no MAD counters in this kernel)"
 fi
 
-# saquery sends each query once (umad_send with no retries): a lost
-# request or answer fails the run, so it gets up to 10 runs.
+# saquery sends each query once (umad_send with no retries), and a lost
+# segment of opensm's RMPP answer is often not resent in time: measured
+# over 60-80 runs, 55-68% of the runs fail on our kernel and on pristine
+# 6.12 alike, in streaks of up to 10 (a CI run saw 10 in a row).  So the
+# query gets up to 30 runs, and every lost run is shown.
 sa_lossy() {
 	local i fails=0
 
-	for i in $(seq 10); do
+	for i in $(seq 30); do
 		if saquery -C ibdevsim1 -P 1 -t 500 >/tmp/sa.out 2>&1 &&
 		   [ "$(grep -o "ibdevsim [A-Za-z]* [0-9]*" /tmp/sa.out | sort -u | wc -l)" -eq 3 ]; then
 			echo "saquery answered after $fails lost runs"
 			return 0
 		fi
 		fails=$((fails + 1))
+		echo "run $i: $(tail -n 1 /tmp/sa.out)"
 	done
 	return 1
 }
-tap_check "saquery node records across the lossy cables" sa_lossy
+tap_here "saquery node records across the lossy cables" sa_lossy
 
 dropped() {
 	local p n=0
