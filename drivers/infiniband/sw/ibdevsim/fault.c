@@ -14,10 +14,17 @@
  *                            4 other UD datagrams (default 7, all)
  *   dropped, duplicated,     what the knobs did (read only)
  *   delayed
+ *   sq_errors                send queues of the port's UD, GSI and SMI
+ *                            QPs stopped in SQE by a failed send, as on
+ *                            hardware (read only; not a knob's doing)
  *   link                     "down" pulls the cable out (both ends go
  *                            DOWN), "up" plugs it back (both train to
  *                            INIT, the SM does the rest); reads back
  *                            "up", "down" or "none" (no cable)
+ *
+ * An HCA node also has a write-only "qp_fatal": writing the number of one
+ * of its UD or RC QPs moves that QP to the error state and raises
+ * IB_EVENT_QP_FATAL, as a hardware QP that fails does.
  *
  * The decision is ibdevsim_fault_decide(), a pure function of the knobs
  * and three random draws, so that KUnit can drive it.  Delayed packets and
@@ -263,6 +270,31 @@ static const struct file_operations ibdevsim_link_fops = {
 	.write = ibdevsim_link_write,
 };
 
+static ssize_t ibdevsim_qp_fatal_write(struct file *file,
+				       const char __user *ubuf, size_t count,
+				       loff_t *ppos)
+{
+	struct ibdevsim_node *node = file_inode(file)->i_private;
+	u32 qpn;
+	int ret;
+
+	ret = kstrtou32_from_user(ubuf, count, 0, &qpn);
+	if (ret)
+		return ret;
+	/* As for "link": the node's removal waits for writers. */
+	if (!mutex_trylock(&ibdevsim_topo_mutex))
+		return restart_syscall();
+	ret = node->hca ? ibdevsim_qp_inject_fatal(node->hca, qpn) : -ENODEV;
+	mutex_unlock(&ibdevsim_topo_mutex);
+	return ret ? ret : count;
+}
+
+static const struct file_operations ibdevsim_qp_fatal_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = ibdevsim_qp_fatal_write,
+};
+
 /**
  * ibdevsim_fault_node_add() - give a new node its knobs in debugfs
  * @node: the node
@@ -279,6 +311,9 @@ void ibdevsim_fault_node_add(struct ibdevsim_node *node)
 
 	snprintf(name, sizeof(name), "node%u", node->id);
 	node->debugfs = debugfs_create_dir(name, ibdevsim_debugfs);
+	if (node->hca)
+		debugfs_create_file("qp_fatal", 0200, node->debugfs, node,
+				    &ibdevsim_qp_fatal_fops);
 	for (i = 1; i <= node->nports; i++) {
 		struct ibdevsim_port *port = &node->ports[i];
 		struct ibdevsim_faults *f = &port->faults;
@@ -296,6 +331,7 @@ void ibdevsim_fault_node_add(struct ibdevsim_node *node)
 		debugfs_create_u64("duplicated", 0400, d, &f->duplicated);
 		debugfs_create_u64("delayed", 0400, d, &f->delayed);
 		debugfs_create_file("link", 0600, d, port, &ibdevsim_link_fops);
+		debugfs_create_u64("sq_errors", 0400, d, &port->sq_errors);
 	}
 }
 

@@ -230,6 +230,8 @@ struct ibdevsim_qp;
  * @cnt: the PMA counters
  * @qp0: the SMI QP of an HCA port, or NULL
  * @qp1: the GSI QP of an HCA port, or NULL
+ * @sq_errors: send queues of the port's UD, GSI and SMI QPs that a failed
+ *	       send stopped in SQE (debugfs, read only)
  *
  * Everything here is protected by ibdevsim_fabric_lock.
  */
@@ -246,6 +248,7 @@ struct ibdevsim_port {
 	struct ibdevsim_counters cnt;
 	struct ibdevsim_qp *qp0;
 	struct ibdevsim_qp *qp1;
+	u64 sq_errors;
 };
 
 /**
@@ -474,23 +477,41 @@ struct ibdevsim_ah {
 };
 
 /**
+ * struct ibdevsim_cqe - a completion in a CQ's ring
+ * @wc: what ib_poll_cq() hands out
+ * @sq: the QP whose send queue polling this completion frees slots of, or
+ *	NULL (a receive completion)
+ * @sq_slots: how many: the WQE's own and those of the unsignaled WQEs that
+ *	      ran before it, as hardware frees them when the CQE is polled
+ */
+struct ibdevsim_cqe {
+	struct ib_wc wc;
+	struct ibdevsim_qp *sq;
+	u32 sq_slots;
+};
+
+/**
  * struct ibdevsim_cq - a completion queue
  * @ibcq: the core's CQ
- * @lock: protects @wc, @head, @count, @notify and @overflow
- * @wc: ring of completions
- * @size: entries in @wc
+ * @lock: protects @ring, @head, @count, @notify and @overflow; taken
+ *	  before a QP's sq_lock, never inside it
+ * @ring: the completions
+ * @size: entries in @ring
  * @head: index of the oldest completion
  * @count: completions in the ring
  * @notify: armed with IB_CQ_NEXT_COMP or IB_CQ_SOLICITED, or 0
- * @overflow: a completion was lost because the ring was full
+ * @overflow: a completion was lost because the ring was full (the
+ *	      IB_EVENT_CQ_ERR has been raised)
  * @event_work: calls the completion handler for a CQ armed while it held
  *		completions (hardware raises the event at once then)
+ * @err_work: raises IB_EVENT_CQ_ERR once the ring has overflowed
  */
 struct ibdevsim_cq {
 	struct ib_cq ibcq;
 	struct work_struct event_work;
+	struct work_struct err_work;
 	spinlock_t lock; /* the ring and notify state, see above */
-	struct ib_wc *wc;
+	struct ibdevsim_cqe *ring;
 	u32 size;
 	u32 head;
 	u32 count;
@@ -577,9 +598,12 @@ struct ibdevsim_rc_op {
  * @access: RC: IB_ACCESS_REMOTE_* rights granted to the remote QP
  * @rnr_retry: RC: how often a request finding no receive is tried again
  *	       (7: for ever)
- * @sq_lock: protects @sendq, @sq_used and @state
+ * @sq_lock: protects @sendq, @sq_used, @sq_unsignaled and @state
  * @sendq: posted sends not yet on the wire
- * @sq_used: sends posted and not completed
+ * @sq_used: send queue slots taken: a WQE's slot is free again only when
+ *	     its completion, or that of a later signaled WQE, is polled
+ * @sq_unsignaled: WQEs that ran without a completion since the last one
+ *		   that had it; the next completion carries their slots
  * @sq_max: send queue depth
  * @max_send_sge: most SGEs in a send
  * @send_work: moves @sendq to the wire
@@ -590,6 +614,10 @@ struct ibdevsim_rc_op {
  * @rq_head: oldest posted receive
  * @rq_count: posted receives
  * @max_recv_sge: most SGEs in a receive
+ * @events: IBDEVSIM_QP_EV_* bits of the asynchronous events waiting for
+ *	    @event_work (atomic bit operations)
+ * @event_work: calls the QP's event handler for @events
+ * @comm_est: COMM_EST was raised (under ibdevsim_fabric_lock)
  */
 struct ibdevsim_qp {
 	struct ib_qp ibqp;
@@ -606,9 +634,10 @@ struct ibdevsim_qp {
 	int access;
 	u8 rnr_retry;
 
-	spinlock_t sq_lock; /* sendq, sq_used, state */
+	spinlock_t sq_lock; /* sendq, sq_used, sq_unsignaled, state */
 	struct list_head sendq;
 	u32 sq_used;
+	u32 sq_unsignaled;
 	u32 sq_max;
 	u32 max_send_sge;
 	struct work_struct send_work;
@@ -620,6 +649,17 @@ struct ibdevsim_qp {
 	u32 rq_head;
 	u32 rq_count;
 	u32 max_recv_sge;
+
+	unsigned long events;
+	struct work_struct event_work;
+	bool comm_est;
+};
+
+/* The QP's asynchronous events, as bits of struct ibdevsim_qp.events. */
+enum {
+	IBDEVSIM_QP_EV_COMM_EST,	/* a request reached it in RTR */
+	IBDEVSIM_QP_EV_FATAL,		/* injected through debugfs */
+	IBDEVSIM_QP_EV_NUM,
 };
 
 static inline struct ibdevsim_qp *to_qp(struct ib_qp *ibqp)
@@ -703,6 +743,12 @@ void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
 				u16 pkey_index, u8 port);
 void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
 		      bool solicited);
+void ibdevsim_cq_clean(struct ibdevsim_cq *cq, const struct ibdevsim_qp *qp);
+#if IS_ENABLED(CONFIG_KUNIT)
+bool ibdevsim_cq_add(struct ibdevsim_cq *cq, const struct ib_wc *wc,
+		     bool solicited, struct ibdevsim_qp *sq, u32 sq_slots);
+int ibdevsim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+#endif
 struct ibdevsim_rwqe *ibdevsim_rq_slot(struct ibdevsim_qp *qp, u32 i);
 void ibdevsim_rq_drain(struct ibdevsim_qp *qp, bool flush);
 
@@ -716,6 +762,9 @@ enum ib_wc_status ibdevsim_rc_send(struct ibdevsim_qp *qp,
 void ibdevsim_rc_recv_locked(struct ibdevsim_qp *qp,
 			     const struct ibdevsim_pkt *pkt);
 void ibdevsim_qp_error(struct ibdevsim_qp *qp);
+void ibdevsim_qp_event_locked(struct ibdevsim_qp *qp, int ev);
+void ibdevsim_qp_event_work(struct work_struct *work);
+int ibdevsim_qp_inject_fatal(struct ibdevsim_hca *hca, u32 qpn);
 
 /* wire.c: pure logic on the wire formats (KUnit tested) */
 

@@ -6,7 +6,9 @@
  * multicast attachments; of its fault knobs (fault.c):
  * which packets they cover, what they decide for given random draws and
  * what the "link" knob accepts; and of its memory regions (mem.c): which
- * keys, PDs, rights and bounds are accepted, and copies across pages.
+ * keys, PDs, rights and bounds are accepted, and copies across pages;
+ * and of its completion queues (verbs.c): send queue slots freed when
+ * completions are polled, and a QP's completions cleaned out in order.
  */
 
 #include <kunit/test.h>
@@ -616,6 +618,73 @@ static void mem_seg_copy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, back[105], buf[107]);
 }
 
+/*
+ * A CQ of 4 holding two QPs' completions, wrapping round the ring: a send
+ * completion frees the slots it carries when polled, not before; cleaning
+ * one QP out keeps the other's completions in order.
+ */
+static void cq_slots_and_clean(struct kunit *test)
+{
+	struct ibdevsim_qp *qa, *qb;
+	struct ibdevsim_cq *cq;
+	struct ib_wc wc = {}, out[4];
+	/* Odd entries are b's, even ones a's. */
+	static const struct {
+		bool send;
+		u32 slots;
+	} add[] = {
+		{ true, 3 },	/* a: a send and 2 unsignaled ones */
+		{ false, 0 },	/* b: a receive */
+		{ true, 2 },	/* a */
+		{ true, 1 },	/* b */
+	};
+	int i;
+
+	/* Far too big for the stack. */
+	qa = kunit_kzalloc(test, sizeof(*qa), GFP_KERNEL);
+	qb = kunit_kzalloc(test, sizeof(*qb), GFP_KERNEL);
+	cq = kunit_kzalloc(test, sizeof(*cq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qa);
+	KUNIT_ASSERT_NOT_NULL(test, qb);
+	KUNIT_ASSERT_NOT_NULL(test, cq);
+	cq->size = 4;
+	cq->ring = kunit_kcalloc(test, cq->size, sizeof(*cq->ring), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cq->ring);
+	qa->sq_used = 6;
+	qb->sq_used = 1;
+	spin_lock_init(&cq->lock);
+	spin_lock_init(&qa->sq_lock);
+	spin_lock_init(&qb->sq_lock);
+	for (i = 0; i < ARRAY_SIZE(add); i++) {
+		struct ibdevsim_qp *qp = i % 2 ? qb : qa;
+
+		wc.wr_id = i + 1;
+		wc.qp = &qp->ibqp;
+		KUNIT_ASSERT_TRUE(test, ibdevsim_cq_add(cq, &wc, false,
+							add[i].send ? qp : NULL,
+							add[i].slots));
+	}
+	KUNIT_EXPECT_EQ(test, qa->sq_used, 6);
+
+	KUNIT_ASSERT_EQ(test, ibdevsim_poll_cq(&cq->ibcq, 1, out), 1);
+	KUNIT_EXPECT_EQ(test, out[0].wr_id, 1);
+	KUNIT_EXPECT_EQ(test, qa->sq_used, 3);
+
+	/* The fifth goes round to the ring's first entry. */
+	wc.wr_id = 5;
+	wc.qp = &qa->ibqp;
+	KUNIT_ASSERT_TRUE(test, ibdevsim_cq_add(cq, &wc, false, qa, 1));
+
+	ibdevsim_cq_clean(cq, qb);
+	KUNIT_ASSERT_EQ(test, ibdevsim_poll_cq(&cq->ibcq, 4, out), 2);
+	KUNIT_EXPECT_EQ(test, out[0].wr_id, 3);
+	KUNIT_EXPECT_EQ(test, out[1].wr_id, 5);
+	KUNIT_EXPECT_EQ(test, qa->sq_used, 0);
+	/* b's slot went with its cleaned completion: reset zeroes it. */
+	KUNIT_EXPECT_EQ(test, qb->sq_used, 1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_poll_cq(&cq->ibcq, 4, out), 0);
+}
+
 static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
@@ -632,6 +701,7 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(mcast_match),
 	KUNIT_CASE(mem_resolve_rules),
 	KUNIT_CASE(mem_seg_copy),
+	KUNIT_CASE(cq_slots_and_clean),
 	{}
 };
 

@@ -139,6 +139,79 @@ void ibdevsim_qp_error(struct ibdevsim_qp *qp)
 	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
 }
 
+/**
+ * ibdevsim_qp_event_locked() - raise an asynchronous event of a QP
+ * @qp: the QP
+ * @ev: IBDEVSIM_QP_EV_*
+ *
+ * The QP's event handler is called from the QP's event work, never under
+ * the simulator's locks, as a hardware driver calls it from its event
+ * queue.  Destroying the QP cancels what is pending.
+ *
+ * Context: ibdevsim_fabric_lock held, @qp reachable (not yet destroyed).
+ */
+void ibdevsim_qp_event_locked(struct ibdevsim_qp *qp, int ev)
+{
+	lockdep_assert_held(&ibdevsim_fabric_lock);
+	set_bit(ev, &qp->events);
+	queue_work(ibdevsim_wq, &qp->event_work);
+}
+
+/**
+ * ibdevsim_qp_event_work() - deliver a QP's pending asynchronous events
+ * @work: the QP's event_work
+ */
+void ibdevsim_qp_event_work(struct work_struct *work)
+{
+	static const enum ib_event_type type[IBDEVSIM_QP_EV_NUM] = {
+		[IBDEVSIM_QP_EV_COMM_EST] = IB_EVENT_COMM_EST,
+		[IBDEVSIM_QP_EV_FATAL] = IB_EVENT_QP_FATAL,
+	};
+	struct ibdevsim_qp *qp = container_of(work, struct ibdevsim_qp,
+					      event_work);
+	int ev;
+
+	for (ev = 0; ev < IBDEVSIM_QP_EV_NUM; ev++) {
+		struct ib_event e = {
+			.device = qp->ibqp.device,
+			.element.qp = &qp->ibqp,
+			.event = type[ev],
+		};
+
+		if (test_and_clear_bit(ev, &qp->events) &&
+		    qp->ibqp.event_handler)
+			qp->ibqp.event_handler(&e, qp->ibqp.qp_context);
+	}
+}
+
+/**
+ * ibdevsim_qp_inject_fatal() - a QP fails as hardware QPs sometimes do
+ * @hca: the HCA
+ * @qpn: the number of one of its UD or RC QPs
+ *
+ * The QP goes to the error state, which flushes its work, and raises
+ * IB_EVENT_QP_FATAL (debugfs "qp_fatal" of the node).
+ *
+ * Context: process; takes ibdevsim_fabric_lock.
+ * Return: 0, or -ENOENT if @hca has no such QP.
+ */
+int ibdevsim_qp_inject_fatal(struct ibdevsim_hca *hca, u32 qpn)
+{
+	struct ibdevsim_qp *qp;
+	unsigned long flags;
+	int ret = -ENOENT;
+
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	qp = xa_load(&hca->qps, qpn);
+	if (qp) {
+		ibdevsim_qp_error_locked(qp);
+		ibdevsim_qp_event_locked(qp, IBDEVSIM_QP_EV_FATAL);
+		ret = 0;
+	}
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	return ret;
+}
+
 /*
  * The responder consumes a receive for a SEND or an RDMA WRITE with
  * immediate data; returns the requester's status.
@@ -239,7 +312,8 @@ static enum ib_wc_status ibdevsim_rc_rdma(struct ibdevsim_qp *qp,
  * @pkt: the packet, whose @rc says what to do and takes the outcome
  *
  * A QP that is not an RC QP in RTR or later, or not connected to the
- * requester, ignores the request (the requester's retries run out).
+ * requester, ignores the request (the requester's retries run out).  The
+ * first request to reach a QP in RTR raises IB_EVENT_COMM_EST.
  *
  * Context: ibdevsim_fabric_lock held.
  */
@@ -256,6 +330,14 @@ void ibdevsim_rc_recv_locked(struct ibdevsim_qp *qp,
 	     qp->state != IB_QPS_SQD) ||
 	    qp->dest_qpn != op->qp->ibqp.qp_num)
 		return;
+	/*
+	 * The first request to reach a QP still in RTR: the connection is
+	 * up though the CM has not said so (its RTU is late or lost).
+	 */
+	if (qp->state == IB_QPS_RTR && !qp->comm_est) {
+		qp->comm_est = true;
+		ibdevsim_qp_event_locked(qp, IBDEVSIM_QP_EV_COMM_EST);
+	}
 	/* Keeps the MRs the buffers resolve to until the copies are done. */
 	rcu_read_lock();
 	switch (swqe->wr_opcode) {

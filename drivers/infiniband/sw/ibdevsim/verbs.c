@@ -10,10 +10,20 @@
  * under the caller's locks.  A packet arriving at a port is copied into
  * the destination QP's oldest posted receive by
  * ibdevsim_qp_deliver_locked().
+ *
+ * The queues are accounted as hardware accounts them: a send queue slot
+ * is free again only when the WQE's completion, or that of a later
+ * signaled WQE, is polled; a failed UD, GSI or SMI send stops the send
+ * queue in SQE, which flushes what follows until the QP is modified back
+ * to RTS; a CQ that overflows loses the completion and raises
+ * IB_EVENT_CQ_ERR; and a QP reset or destroyed takes its completions out
+ * of its CQs.
  */
 
 #include <linux/slab.h>
 #include <rdma/ib_mad.h>
+
+#include <kunit/visibility.h>
 
 #include "ibdevsim.h"
 
@@ -248,6 +258,21 @@ static void ibdevsim_cq_event_work(struct work_struct *work)
 	local_bh_enable();
 }
 
+/* The ring overflowed: the affiliated asynchronous error hardware raises. */
+static void ibdevsim_cq_err_work(struct work_struct *work)
+{
+	struct ibdevsim_cq *cq = container_of(work, struct ibdevsim_cq,
+					      err_work);
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if (cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
 static int ibdevsim_create_cq(struct ib_cq *ibcq,
 			      const struct ib_cq_init_attr *attr,
 			      struct uverbs_attr_bundle *attrs)
@@ -256,11 +281,12 @@ static int ibdevsim_create_cq(struct ib_cq *ibcq,
 
 	if (attr->flags || !attr->cqe || attr->cqe > IBDEVSIM_MAX_CQE)
 		return -EINVAL;
-	cq->wc = kvcalloc(attr->cqe, sizeof(*cq->wc), GFP_KERNEL);
-	if (!cq->wc)
+	cq->ring = kvcalloc(attr->cqe, sizeof(*cq->ring), GFP_KERNEL);
+	if (!cq->ring)
 		return -ENOMEM;
 	spin_lock_init(&cq->lock);
 	INIT_WORK(&cq->event_work, ibdevsim_cq_event_work);
+	INIT_WORK(&cq->err_work, ibdevsim_cq_err_work);
 	cq->size = attr->cqe;
 	ibcq->cqe = attr->cqe;
 	return 0;
@@ -268,35 +294,41 @@ static int ibdevsim_create_cq(struct ib_cq *ibcq,
 
 static int ibdevsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
-	cancel_work_sync(&to_cq(ibcq)->event_work);
-	kvfree(to_cq(ibcq)->wc);
+	struct ibdevsim_cq *cq = to_cq(ibcq);
+
+	cancel_work_sync(&cq->event_work);
+	cancel_work_sync(&cq->err_work);
+	kvfree(cq->ring);
 	return 0;
 }
 
-/**
- * ibdevsim_cq_post() - add a completion to a CQ
- * @cq: the CQ
- * @wc: the completion
- * @solicited: the completion is solicited (for IB_CQ_SOLICITED)
- *
- * Calls the CQ's handler if it was armed.  A completion that does not fit
- * is lost and the CQ marked overflowed.
- *
- * Context: any.
+/*
+ * Add a completion to a CQ and call its handler if it was armed.  False
+ * when the ring is full: the completion is lost, and the first loss
+ * raises IB_EVENT_CQ_ERR, as a CQ overrun does on hardware.
  */
-void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
-		      bool solicited)
+VISIBLE_IF_KUNIT bool ibdevsim_cq_add(struct ibdevsim_cq *cq,
+				      const struct ib_wc *wc, bool solicited,
+				      struct ibdevsim_qp *sq, u32 sq_slots)
 {
+	struct ibdevsim_cqe *cqe;
 	bool notify = false;
 	unsigned long flags;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	if (cq->count == cq->size) {
+		bool first = !cq->overflow;
+
 		cq->overflow = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
-		return;
+		if (first)
+			queue_work(ibdevsim_wq, &cq->err_work);
+		return false;
 	}
-	cq->wc[(cq->head + cq->count) % cq->size] = *wc;
+	cqe = &cq->ring[(cq->head + cq->count) % cq->size];
+	cqe->wc = *wc;
+	cqe->sq = sq;
+	cqe->sq_slots = sq_slots;
 	cq->count++;
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
@@ -306,9 +338,65 @@ void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
 	spin_unlock_irqrestore(&cq->lock, flags);
 	if (notify && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_cq_add);
+
+/**
+ * ibdevsim_cq_post() - add a receive completion to a CQ
+ * @cq: the CQ
+ * @wc: the completion
+ * @solicited: the completion is solicited (for IB_CQ_SOLICITED)
+ *
+ * Calls the CQ's handler if it was armed.  A completion that does not fit
+ * is lost and the CQ raises IB_EVENT_CQ_ERR.
+ *
+ * Context: any; no QP's sq_lock held.
+ */
+void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
+		      bool solicited)
+{
+	ibdevsim_cq_add(cq, wc, solicited, NULL, 0);
 }
 
-static int ibdevsim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+/**
+ * ibdevsim_cq_clean() - take a QP's completions out of a CQ
+ * @cq: the CQ
+ * @qp: the QP, being reset or destroyed
+ *
+ * As hardware drivers do for a kernel QP that goes away: what the QP left
+ * in the ring is removed, the other QPs' completions keep their order, and
+ * no entry refers to @qp afterwards.
+ *
+ * Context: process or any; takes @cq->lock.
+ */
+void ibdevsim_cq_clean(struct ibdevsim_cq *cq, const struct ibdevsim_qp *qp)
+{
+	unsigned long flags;
+	u32 i, kept = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (i = 0; i < cq->count; i++) {
+		struct ibdevsim_cqe *cqe = &cq->ring[(cq->head + i) % cq->size];
+
+		if (cqe->wc.qp == &qp->ibqp)
+			continue;
+		if (kept != i)
+			cq->ring[(cq->head + kept) % cq->size] = *cqe;
+		kept++;
+	}
+	cq->count = kept;
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_cq_clean);
+
+/*
+ * Hand out completions.  Polling a send completion frees the send queue
+ * slots it carries, which is when hardware frees them; the QP's sq_lock
+ * nests inside the CQ's lock.
+ */
+VISIBLE_IF_KUNIT int ibdevsim_poll_cq(struct ib_cq *ibcq, int n,
+				      struct ib_wc *wc)
 {
 	struct ibdevsim_cq *cq = to_cq(ibcq);
 	unsigned long flags;
@@ -316,13 +404,21 @@ static int ibdevsim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 
 	spin_lock_irqsave(&cq->lock, flags);
 	for (i = 0; i < n && cq->count; i++) {
-		wc[i] = cq->wc[cq->head];
+		struct ibdevsim_cqe *cqe = &cq->ring[cq->head];
+
+		wc[i] = cqe->wc;
+		if (cqe->sq) {
+			spin_lock(&cqe->sq->sq_lock);
+			cqe->sq->sq_used -= cqe->sq_slots;
+			spin_unlock(&cqe->sq->sq_lock);
+		}
 		cq->head = (cq->head + 1) % cq->size;
 		cq->count--;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return i;
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_poll_cq);
 
 static int ibdevsim_req_notify_cq(struct ib_cq *ibcq,
 				  enum ib_cq_notify_flags flags)
@@ -364,8 +460,8 @@ struct ibdevsim_rwqe *ibdevsim_rq_slot(struct ibdevsim_qp *qp, u32 i)
 	return qp->rq + (size_t)(i % qp->rq_max) * qp->rq_stride;
 }
 
-/* Free queued sends; with @flush, complete them with a flush error. */
-static void ibdevsim_sq_drain(struct ibdevsim_qp *qp, bool flush)
+/* Free the sends queued and never run, without completions. */
+static void ibdevsim_sq_drain(struct ibdevsim_qp *qp)
 {
 	struct ibdevsim_swqe *swqe, *tmp;
 	unsigned long flags;
@@ -375,19 +471,6 @@ static void ibdevsim_sq_drain(struct ibdevsim_qp *qp, bool flush)
 	list_splice_init(&qp->sendq, &list);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	list_for_each_entry_safe(swqe, tmp, &list, list) {
-		if (flush) {
-			struct ib_wc wc = {
-				.wr_id = swqe->wr_id,
-				.status = IB_WC_WR_FLUSH_ERR,
-				.opcode = IB_WC_SEND,
-				.qp = &qp->ibqp,
-			};
-
-			ibdevsim_cq_post(to_cq(qp->ibqp.send_cq), &wc, false);
-		}
-		spin_lock_irqsave(&qp->sq_lock, flags);
-		qp->sq_used--;
-		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		kfree(swqe->pkt);
 		kfree(swqe);
 	}
@@ -423,6 +506,58 @@ void ibdevsim_rq_drain(struct ibdevsim_qp *qp, bool flush)
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 }
 
+/*
+ * A send WQE has run.  It completes if it asked to or failed; its slot,
+ * and those of the unsignaled WQEs that ran before it, are freed when that
+ * completion is polled.
+ */
+static void ibdevsim_sq_retire(struct ibdevsim_qp *qp,
+			       const struct ibdevsim_swqe *swqe,
+			       enum ib_wc_status status)
+{
+	bool complete = swqe->signaled || status != IB_WC_SUCCESS;
+	struct ib_wc wc = {
+		.wr_id = swqe->wr_id,
+		.status = status,
+		.opcode = swqe->opcode,
+		.byte_len = swqe->byte_len,
+		.qp = &qp->ibqp,
+	};
+	unsigned long flags;
+	u32 slots;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slots = ++qp->sq_unsignaled;
+	if (complete)
+		qp->sq_unsignaled = 0;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (!complete ||
+	    ibdevsim_cq_add(to_cq(qp->ibqp.send_cq), &wc, false, qp, slots))
+		return;
+	/* Lost to an overrun CQ: no poll will free the slots. */
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	qp->sq_used -= slots;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/*
+ * A UD, GSI or SMI send failed: as on hardware the send queue stops in
+ * SQE, flushing what follows, until the QP is modified back to RTS.
+ */
+static void ibdevsim_qp_sq_error(struct ibdevsim_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock(&qp->sq_lock);
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) {
+		qp->state = IB_QPS_SQE;
+		qp->hca->node->ports[qp->port].sq_errors++;
+	}
+	spin_unlock(&qp->sq_lock);
+	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+}
+
 /* The QP's send work: put queued sends on the wire and complete them. */
 static void ibdevsim_send_work(struct work_struct *work)
 {
@@ -440,7 +575,7 @@ static void ibdevsim_send_work(struct work_struct *work)
 						struct ibdevsim_swqe, list);
 		if (swqe)
 			list_del(&swqe->list);
-		flush = qp->state == IB_QPS_ERR;
+		flush = qp->state == IB_QPS_ERR || qp->state == IB_QPS_SQE;
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		if (!swqe)
 			break;
@@ -455,21 +590,11 @@ static void ibdevsim_send_work(struct work_struct *work)
 			ibdevsim_xmit(port, swqe->pkt);
 		} else {
 			kfree(swqe->pkt);
+			if (qp->ibqp.qp_type != IB_QPT_RC &&
+			    status != IB_WC_WR_FLUSH_ERR)
+				ibdevsim_qp_sq_error(qp);
 		}
-		if (swqe->signaled || status != IB_WC_SUCCESS) {
-			struct ib_wc wc = {
-				.wr_id = swqe->wr_id,
-				.status = status,
-				.opcode = swqe->opcode,
-				.byte_len = swqe->byte_len,
-				.qp = &qp->ibqp,
-			};
-
-			ibdevsim_cq_post(to_cq(qp->ibqp.send_cq), &wc, false);
-		}
-		spin_lock_irqsave(&qp->sq_lock, flags);
-		qp->sq_used--;
-		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		ibdevsim_sq_retire(qp, swqe, status);
 		kfree(swqe);
 		cond_resched();
 	}
@@ -517,6 +642,7 @@ static int ibdevsim_create_qp(struct ib_qp *ibqp,
 	qp->sq_max = cap->max_send_wr;
 	qp->max_send_sge = max_t(u32, cap->max_send_sge, 1);
 	INIT_WORK(&qp->send_work, ibdevsim_send_work);
+	INIT_WORK(&qp->event_work, ibdevsim_qp_event_work);
 	spin_lock_init(&qp->rq_lock);
 	qp->rq_max = cap->max_recv_wr;
 	qp->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
@@ -662,6 +788,27 @@ void ibdevsim_mcast_recv_locked(struct ibdevsim_port *in,
 	}
 }
 
+/*
+ * A QP reset or destroyed: its sends that never ran are freed, its
+ * receives dropped, its completions taken out of its CQs, and every send
+ * queue slot is free again.
+ */
+static void ibdevsim_qp_reset_queues(struct ibdevsim_qp *qp)
+{
+	unsigned long flags;
+
+	cancel_work_sync(&qp->send_work);
+	ibdevsim_sq_drain(qp);
+	ibdevsim_rq_drain(qp, false);
+	ibdevsim_cq_clean(to_cq(qp->ibqp.send_cq), qp);
+	if (qp->ibqp.recv_cq != qp->ibqp.send_cq)
+		ibdevsim_cq_clean(to_cq(qp->ibqp.recv_cq), qp);
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	qp->sq_used = 0;
+	qp->sq_unsignaled = 0;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
 static int ibdevsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct ibdevsim_qp *qp = to_qp(ibqp);
@@ -687,8 +834,9 @@ static int ibdevsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qp->state = IB_QPS_ERR;
 	spin_unlock(&qp->sq_lock);
 	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
-	cancel_work_sync(&qp->send_work);
-	ibdevsim_sq_drain(qp, false);
+	/* Unreachable now: no new event can be raised. */
+	cancel_work_sync(&qp->event_work);
+	ibdevsim_qp_reset_queues(qp);
 	kvfree(qp->rq);
 	return 0;
 }
@@ -731,6 +879,8 @@ static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qp->rnr_retry = attr->rnr_retry;
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
+	if (next == IB_QPS_RESET)
+		qp->comm_est = false;
 	qp->state = next;
 	spin_unlock(&qp->sq_lock);
 	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
@@ -739,9 +889,10 @@ static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		ibdevsim_rq_drain(qp, true);
 		queue_work(ibdevsim_wq, &qp->send_work);
 	} else if (next == IB_QPS_RESET) {
-		cancel_work_sync(&qp->send_work);
-		ibdevsim_sq_drain(qp, false);
-		ibdevsim_rq_drain(qp, false);
+		ibdevsim_qp_reset_queues(qp);
+	} else if (next == IB_QPS_RTS && cur == IB_QPS_SQE) {
+		/* Sends posted while it was stopped go out now. */
+		queue_work(ibdevsim_wq, &qp->send_work);
 	}
 	return 0;
 }
@@ -883,9 +1034,12 @@ static int ibdevsim_post_one_send(struct ibdevsim_qp *qp,
 	swqe->status = status;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	/* A QP in error takes sends and flushes them (ib_drain_sq()). */
+	/*
+	 * A QP in error, or whose send queue stopped on an error (SQE), takes
+	 * sends and flushes them (ib_drain_sq()).
+	 */
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD &&
-	    qp->state != IB_QPS_ERR) {
+	    qp->state != IB_QPS_SQE && qp->state != IB_QPS_ERR) {
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		kfree(swqe->pkt);
 		kfree(swqe);
@@ -983,7 +1137,7 @@ void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
 	u32 i, room = 0;
 
 	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
-	    qp->state != IB_QPS_SQD)
+	    qp->state != IB_QPS_SQD && qp->state != IB_QPS_SQE)
 		return;
 	spin_lock(&qp->rq_lock);
 	if (!qp->rq_count) {

@@ -9,6 +9,7 @@
  *   dm_query ... -g DGID check IOC_GUID VENDOR_ID DEVICE_ID DEVICE_VERSION
  *   dm_query ... -l DLID profile | raw ...
  *   dm_query ... -w MS ...
+ *   dm_query ... -k PKEY_INDEX ...
  *
  * DGID is the target port's GID (any inet_pton AF_INET6 form).  On RoCE
  * every MAD carries a GRH; QP1 with the well-known Q_Key is the target.
@@ -27,6 +28,8 @@
  * milliseconds for answers that come after the last one and counts them
  * too (a request sent once must be answered to user space once, even
  * when the fabric duplicated it or its answer).
+ * -k sends with that P_Key index (default 0); an index beyond the port's
+ * table makes the HCA fail the send, for tests of send error recovery.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -63,6 +66,7 @@ struct dm_ctx {
 	uint64_t next_tid;
 	unsigned int strays;		/* answers to no outstanding request */
 	int drain_ms;			/* -w: wait this long for late strays */
+	int pkey_index;			/* -k: P_Key index to send with */
 };
 
 struct dm_answer {
@@ -99,6 +103,7 @@ static int dm_transact(struct dm_ctx *ctx, uint8_t method, uint16_t attr,
 		umad_get_mad_addr(umad)->lid = htobe16(ctx->dlid);
 	}
 
+	umad_set_pkey(umad, ctx->pkey_index);
 	ret = umad_send(ctx->fd, ctx->agent, umad, MAD_SIZE, ctx->timeout_ms,
 			ctx->retries);
 	if (ret < 0) {
@@ -636,6 +641,7 @@ static void dm_usage(void)
 {
 	fprintf(stderr,
 		"usage: dm_query [-d DEV] [-p PORT] [-x SGID_INDEX] [-t MS] [-r N] [-w MS]\n"
+		"                [-k PKEY_INDEX]\n"
 		"                {-g DGID | -l DLID}\n"
 		"                profile | raw METHOD ATTR MODIFIER |\n"
 		"                check IOC_GUID VENDOR_ID DEVICE_ID DEVICE_VERSION\n");
@@ -649,7 +655,7 @@ int main(int argc, char **argv)
 	int port = 1, sgid_index = 0, opt, ret;
 	long mask[16 / sizeof(long)] = {};
 
-	while ((opt = getopt(argc, argv, "d:p:x:t:r:g:l:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:x:t:r:g:l:w:k:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev = optarg;
@@ -674,6 +680,9 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			ctx.drain_ms = atoi(optarg);
+			break;
+		case 'k':
+			ctx.pkey_index = atoi(optarg);
 			break;
 		default:
 			dm_usage();

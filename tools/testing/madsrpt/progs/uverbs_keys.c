@@ -19,12 +19,17 @@
  *         a SEND with the DMA key as L_Key, a READ into an MR without
  *         local write: local protection error;
  *         a receive into an MR without local write: the receiver gets a
- *         local protection error and the sender a remote operation error.
+ *         local protection error and the sender a remote operation error;
+ *   slots: a send queue of 8 WQEs, all run, is full until a completion is
+ *         polled, as on hardware: 7 unsignaled WRITEs and a signaled one
+ *         leave no room for a ninth until that completion is polled, and
+ *         8 unsignaled ones leave none for good.
  *
  * Prints TAP; exit status 0 when every point passed, 1 if not, 2 when the
  * devices cannot be set up.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +274,61 @@ static void bad_rdma(const char *what, enum ibv_wr_opcode op,
 	    watch && !all_zero(watch->p, BUF_LEN) ? ", memory changed" : "");
 }
 
+/*
+ * Post @n RDMA WRITEs of 64 bytes on qa, only the last signaled if
+ * @signal_last; how many the QP took.
+ */
+static int post_writes(int n, bool signal_last, struct buf *l, struct buf *r)
+{
+	struct ibv_sge sge = { va(l, 0), 64, l->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+	}, *bad;
+	int i;
+
+	wr.wr.rdma.remote_addr = va(r, 0);
+	wr.wr.rdma.rkey = r->mr->rkey;
+	for (i = 0; i < n; i++) {
+		wr.wr_id = 100 + i;
+		wr.send_flags = signal_last && i == n - 1 ?
+				IBV_SEND_SIGNALED : 0;
+		if (ibv_post_send(qa, &wr, &bad))
+			break;
+	}
+	return i;
+}
+
+/*
+ * The send queue's slots come back when completions are polled: a WR
+ * beyond the queue's 8 is refused while the WRs before it, all run, wait
+ * for a poll (200 ms is ample for them to run).
+ */
+static void sq_slots(struct buf *l, struct buf *r)
+{
+	int first = -1, extra = -1, after = -1, st = -1, unsig = -1, stuck = -1;
+	struct ibv_wc wc;
+
+	if (!new_pair()) {
+		first = post_writes(8, true, l, r);
+		usleep(200 * 1000);
+		extra = post_writes(1, true, l, r);
+		st = wait_wc(ha.cq, &wc);
+		after = post_writes(8, true, l, r);
+		if (after == 8 && wait_wc(ha.cq, &wc) == IBV_WC_SUCCESS) {
+			unsig = post_writes(8, false, l, r);
+			usleep(200 * 1000);
+			stuck = post_writes(1, true, l, r);
+		}
+	}
+	tap(first == 8 && extra == 0 && st == IBV_WC_SUCCESS &&
+	    wc.wr_id == 107 && after == 8 && unsig == 8 && stuck == 0,
+	    "send queue of 8: 8 posted %d, a 9th before the poll %d, completion %s, 8 after it %d; 8 unsignaled %d, then %d more",
+	    first, extra, st < 0 ? "none" : ibv_wc_status_str(st), after,
+	    unsig, stuck);
+}
+
 int main(int argc, char **argv)
 {
 	struct buf la, la_ro, rb, rb_ro, rb_pd2, rb_gone, rb_nolw;
@@ -295,7 +355,7 @@ int main(int argc, char **argv)
 	printf("# keys: A lkey 0x%x, B rkeys 0x%x 0x%x 0x%x 0x%x\n",
 	       la.mr->lkey, rb.mr->rkey, rb_ro.mr->rkey, rb_pd2.mr->rkey,
 	       rb_gone.mr->rkey);
-	printf("1..10\n");
+	printf("1..11\n");
 
 	/* RDMA WRITE gathered from two SGEs, landing across a page. */
 	fill(la.p, BUF_LEN, 1);
@@ -399,6 +459,8 @@ int main(int argc, char **argv)
 	    st < 0 ? "no completion" : ibv_wc_status_str(st),
 	    stb < 0 ? "no completion" : ibv_wc_status_str(stb));
 
+	sq_slots(&la, &rb);
+
 	drop_pair();
-	return tap_failed || tap_n != 10 ? 1 : 0;
+	return tap_failed || tap_n != 11 ? 1 : 0;
 }

@@ -7,14 +7,15 @@
 # DM queries (progs/dm_query, whose sends the MAD layer retries) and SA
 # queries still get their answers, and the knobs' counters and the MAD
 # layer's retry counter show that losses happened.  Duplicated and
-# delayed MADs are answered too.  Then a cable is pulled (both ends DOWN)
+# delayed MADs are answered too.  A send the HCA fails stops QP1's send
+# queue (SQE) and the MAD layer brings it back.  Then a cable is pulled (both ends DOWN)
 # and plugged back: opensm's next sweeps bring every port back ACTIVE and
 # DM queries cross the cable again.
 # timeout: 400
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 17
+tap_plan 18
 
 ib=/sys/class/infiniband
 dbg=/sys/kernel/debug/ibdevsim
@@ -158,6 +159,32 @@ delay_ok() {
 tap_check "every QP1 MAD to ibdevsim1 delayed 300 ms: still answered, counted" \
 	delay_ok
 ms_ibsim_knob 0 delay node10/port3
+
+# A MAD sent with a P_Key index beyond the port's table (32 entries)
+# fails in the HCA, and as on hardware QP1's send queue stops in SQE,
+# flushing whatever follows, until the QP is moved back to RTS: ibdevsim
+# counts the stop, and the next query is answered only if the MAD layer
+# brought QP1 back.
+sqe_ok() {
+	local s0 s1 e0 e1
+
+	s0=$(cat $dbg/node1/port1/sq_errors) || return 1
+	e0=$(awk '$1 == "send_errors" { print $2 }' $mad_stats 2>/dev/null)
+	if /tmp/dm_query -d ibdevsim0 -p 1 -k 40 -t 200 -r 0 \
+		-l "$(lid ibdevsim1 1)" profile >/tmp/sqe.out 2>&1; then
+		echo "answered with P_Key index 40"
+		return 1
+	fi
+	s1=$(cat $dbg/node1/port1/sq_errors)
+	e1=$(awk '$1 == "send_errors" { print $2 }' $mad_stats 2>/dev/null)
+	echo "send queue stops: $s0 -> $s1; MAD layer send errors: ${e0:-?} -> ${e1:-?}"
+	[ "$s1" -eq $((s0 + 1)) ] &&
+	dm_ioc ibdevsim0 1 ibdevsim1 1 -t 1000 -r 0 &&
+	dm_ioc ibdevsim0 1 ibdevsim1 1 -t 1000 -r 0
+}
+mad_stats=/sys/kernel/debug/ib_mad/ibdevsim0-1/stats
+tap_here "a bad P_Key index stops QP1's sends (SQE); the MAD layer restarts them" \
+	sqe_ok
 
 pulled() {
 	local s

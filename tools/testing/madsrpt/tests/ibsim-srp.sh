@@ -6,15 +6,20 @@
 # port 1 logs in with the line srp_daemon would print (id_ext, ioc_guid,
 # dgid, pkey, service_id): the SA gives the path, IB CM connects the RC
 # QPs through the switch, SRP IUs move by SEND and data by RDMA WRITE and
-# READ.  4 MiB written with O_DIRECT read back identical; logout; a
-# second login ended by DREQs that cross (the target disables its TPG as
-# the initiator logs out, with QP1 delayed 1 s): the target answers the
-# initiator's DREQ with a DREP; teardown.
-# timeout: 400
+# READ.  4 MiB written with O_DIRECT read back identical; logout.  A
+# second login with QP1 held back 1 s on the initiator's cable: its first
+# SRP request reaches the target's QP before the RTU, ibdevsim raises
+# COMM_EST and ib_srpt passes it to the CM, which then counts the late
+# RTU as a duplicate.  One of ib_srpt's QPs is made to fail (ibdevsim's
+# qp_fatal): ib_srpt closes that channel by itself, and ib_srp
+# reconnects, data verified.  Then DREQs that cross (the target disables
+# its TPG as the initiator logs out, with QP1 delayed 1 s): the target
+# answers the initiator's DREQ with a DREP; teardown.
+# timeout: 500
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 12
+tap_plan 14
 
 g0=0002c90300001000
 tgid=fe800000000000000002c90300002001
@@ -110,7 +115,59 @@ cross() {
 	[ $((drep1 - drep0)) -ge $((rx1 - rx0)) ] &&
 	echo 1 >$tpg/enable
 }
-tap_check "login again" login
+# Login with QP1 held back 1 s both ways on the initiator's cable: ib_srp
+# sends its first requests (the SCSI scan) as soon as the REP arrives,
+# while its RTU waits a second.  A request that lands on the target's QP
+# in RTR raises COMM_EST; ib_srpt hands it to the CM (ib_cm_notify), which
+# establishes the connection before any RTU arrives.  Without that, the
+# first RTU of each connection establishes it and only later ones (sent
+# again for a REP the CM sent again) are duplicates: so more duplicates
+# than RTUs received less channels means COMM_EST did it at least once.
+cmc=/sys/class/infiniband/ibdevsim1/ports/1
+comm_est() {
+	local cable="node1/port1 node10/port1" r0 r1 d0 d1 n rc=0
+
+	r0=$(cat $cmc/cm_rx_msgs/rtu) d0=$(cat $cmc/cm_rx_duplicates/rtu)
+	ms_ibsim_knob 2 classes $cable && ms_ibsim_knob 1000 delay_ms $cable &&
+	ms_ibsim_knob 1000 delay $cable || return 1
+	login || rc=1
+	sleep 3
+	ms_ibsim_knob 0 delay $cable
+	ms_ibsim_knob 7 classes $cable
+	r1=$(cat $cmc/cm_rx_msgs/rtu) d1=$(cat $cmc/cm_rx_duplicates/rtu)
+	n=$(cat /sys/class/scsi_host/host*/ch_count 2>/dev/null | head -n 1)
+	echo "channels ${n:-?}; RTUs the target received $((r1 - r0)), of which duplicates $((d1 - d0))"
+	[ $rc = 0 ] && [ "${n:-0}" -gt 0 ] &&
+	[ $((d1 - d0)) -gt $((r1 - r0 - n)) ]
+}
+tap_here "login again with the RTU late: COMM_EST establishes a channel first" \
+	comm_est
+
+# ib_srpt's RC QPs on ibdevsim1, by number (rdma's restrack names the
+# module that made each kernel QP).
+srpt_qps() {
+	rdma res show qp link ibdevsim1/1 2>/dev/null |
+		awk '/ib_srpt/ { for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }'
+}
+# A QP of ib_srpt fails (IB_EVENT_QP_FATAL): with no I/O to make the
+# initiator notice, ib_srpt must close the channel itself, and its QP
+# goes.  Pristine 6.12's ib_srpt logs the event as unrecognized and
+# keeps the channel.
+fatal() {
+	local qpn
+
+	qpn=$(srpt_qps | head -n 1)
+	[ -n "$qpn" ] || { echo "no QP of ib_srpt"; return 1; }
+	echo "QP_FATAL on ib_srpt's QP $qpn"
+	echo "$qpn" >/sys/kernel/debug/ibdevsim/node2/qp_fatal || return 1
+	ms_wait 15 sh -c "! rdma res show qp link ibdevsim1/1 2>/dev/null |
+		grep -qw 'lqpn $qpn'" || { echo "QP $qpn still there"; return 1; }
+}
+tap_here "a QP of ib_srpt fails: ib_srpt closes its channel [differs]" fatal
+dmesg | grep -E "ib_srpt|srp" | grep -iE "fatal|error event|reconnect" |
+	tail -n 4 | sed 's/^/# /'
+tap_check "ib_srp reconnects, 4 MiB read back identical" \
+	ms_wait 60 io
 tap_check "crossing DREQs (TPG disabled as ib_srp logs out): the target sends a DREP" \
 	cross
 sed 's/^/# /' /tmp/cross.out
