@@ -542,9 +542,13 @@ static void ibdevsim_sq_retire(struct ibdevsim_qp *qp,
 
 /*
  * A UD, GSI or SMI send failed: as on hardware the send queue stops in
- * SQE, flushing what follows, until the QP is modified back to RTS.
+ * SQE until the QP is modified back to RTS.  What is queued behind the
+ * failed send moves to @stopped, to be flushed right after it (even if
+ * the QP is back in RTS by then); what is posted later is flushed while
+ * the QP stays in SQE.
  */
-static void ibdevsim_qp_sq_error(struct ibdevsim_qp *qp)
+static void ibdevsim_qp_sq_error(struct ibdevsim_qp *qp,
+				 struct list_head *stopped)
 {
 	unsigned long flags;
 
@@ -553,6 +557,7 @@ static void ibdevsim_qp_sq_error(struct ibdevsim_qp *qp)
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) {
 		qp->state = IB_QPS_SQE;
 		qp->hca->node->ports[qp->port].sq_errors++;
+		list_splice_init(&qp->sendq, stopped);
 	}
 	spin_unlock(&qp->sq_lock);
 	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
@@ -564,9 +569,10 @@ static void ibdevsim_send_work(struct work_struct *work)
 	struct ibdevsim_qp *qp = container_of(work, struct ibdevsim_qp,
 					      send_work);
 	struct ibdevsim_port *port = &qp->hca->node->ports[qp->port];
-	struct ibdevsim_swqe *swqe;
+	struct ibdevsim_swqe *swqe, *tmp;
 	enum ib_wc_status status;
 	unsigned long flags;
+	LIST_HEAD(stopped);
 	bool flush;
 
 	for (;;) {
@@ -592,10 +598,16 @@ static void ibdevsim_send_work(struct work_struct *work)
 			kfree(swqe->pkt);
 			if (qp->ibqp.qp_type != IB_QPT_RC &&
 			    status != IB_WC_WR_FLUSH_ERR)
-				ibdevsim_qp_sq_error(qp);
+				ibdevsim_qp_sq_error(qp, &stopped);
 		}
 		ibdevsim_sq_retire(qp, swqe, status);
 		kfree(swqe);
+		list_for_each_entry_safe(swqe, tmp, &stopped, list) {
+			list_del(&swqe->list);
+			kfree(swqe->pkt);
+			ibdevsim_sq_retire(qp, swqe, IB_WC_WR_FLUSH_ERR);
+			kfree(swqe);
+		}
 		cond_resched();
 	}
 }
@@ -891,7 +903,7 @@ static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	} else if (next == IB_QPS_RESET) {
 		ibdevsim_qp_reset_queues(qp);
 	} else if (next == IB_QPS_RTS && cur == IB_QPS_SQE) {
-		/* Sends posted while it was stopped go out now. */
+		/* Sends queued and not yet flushed go out now. */
 		queue_work(ibdevsim_wq, &qp->send_work);
 	}
 	return 0;

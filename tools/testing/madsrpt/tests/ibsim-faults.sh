@@ -180,7 +180,27 @@ sqe_ok() {
 	echo "send queue stops: $s0 -> $s1; MAD layer send errors: ${e0:-?} -> ${e1:-?}"
 	[ "$s1" -eq $((s0 + 1)) ] &&
 	dm_ioc ibdevsim0 1 ibdevsim1 1 -t 1000 -r 0 &&
-	dm_ioc ibdevsim0 1 ibdevsim1 1 -t 1000 -r 0
+	dm_ioc ibdevsim0 1 ibdevsim1 1 -t 1000 -r 0 || return 1
+	# Sends queued behind a failing one are flushed with it; the MAD
+	# layer must post them again: 3 rounds of 6 queries racing 2 bad ones.
+	local r i p good="" bad="" fails=0
+	for r in 1 2 3; do
+		/tmp/dm_query -d ibdevsim0 -p 1 -k 40 -t 200 -r 0 \
+			-l "$(lid ibdevsim1 1)" profile >/dev/null 2>&1 &
+		bad="$bad $!"
+		for i in 1 2 3 4 5 6; do
+			dm_ioc ibdevsim0 1 ibdevsim1 1 -t 1000 -r 2 >/dev/null &
+			good="$good $!"
+		done
+		/tmp/dm_query -d ibdevsim0 -p 1 -k 40 -t 200 -r 0 \
+			-l "$(lid ibdevsim1 1)" profile >/dev/null 2>&1 &
+		bad="$bad $!"
+		for p in $good; do wait "$p" || fails=$((fails + 1)); done
+		good=""
+	done
+	for p in $bad; do wait "$p"; done
+	echo "racing the bad ones: $fails of 18 queries failed; send queue stops now $(cat $dbg/node1/port1/sq_errors)"
+	[ $fails = 0 ]
 }
 mad_stats=/sys/kernel/debug/ib_mad/ibdevsim0-1/stats
 tap_here "a bad P_Key index stops QP1's sends (SQE); the MAD layer restarts them" \
