@@ -4,27 +4,29 @@
  *
  * A packet leaves a port through ibdevsim_xmit().  ibdevsim_cable_xmit()
  * is the one place where a packet crosses a cable, and where the fault
- * knobs of fault.c drop, duplicate and delay it; the node at the other end then
- * either takes it (an HCA hands it to the QP it names) or, for a switch,
- * forwards it out of another port or answers it with its SMA.  The whole
- * walk runs under ibdevsim_fabric_lock, so that no port, QP or table
- * changes under a packet in flight.
+ * knobs of fault.c drop, duplicate and delay it; the node at the other end
+ * then either takes it or, for a switch, forwards it out of another port
+ * or answers it with its SMA.
+ *
+ * There is no fabric-wide lock.  The sender walks its packet through the
+ * switches, holding at each node that node's lock only; an HCA port that
+ * takes a packet queues it, and the port's own receive work hands it to
+ * the QP it names and completes the receive, as the receive side of a
+ * real port does, concurrently with every other port.  Nodes are freed
+ * only after an RCU grace period, so a walk runs under rcu_read_lock().
  */
 
 #include <linux/slab.h>
 
 #include "ibdevsim.h"
 
-/*
- * Protects every port's state, P_Key table, counters and cable, the QP0
- * and QP1 pointers of HCA ports, the UD QP tables of HCAs and the
- * forwarding state of switches.  Taken with interrupts off: the RDMA core
- * may query a port from any context.
- */
-DEFINE_SPINLOCK(ibdevsim_fabric_lock);
-
-/* Runs the send queues of all QPs. */
+/* Runs the send queues of all QPs, and the QPs' and CQs' events. */
 struct workqueue_struct *ibdevsim_wq;
+
+/* Runs the receive side of every HCA port. */
+struct workqueue_struct *ibdevsim_rx_wq;
+
+static void ibdevsim_rx_work(struct work_struct *work);
 
 /* LRH, BTH, DETH, ICRC and VCRC bytes around a UD payload. */
 #define IBDEVSIM_UD_HDR_BYTES	36
@@ -49,6 +51,28 @@ struct ibdevsim_pkt *ibdevsim_pkt_alloc(u32 len, gfp_t gfp)
 }
 
 /**
+ * ibdevsim_pkt_free() - free a packet the fabric is done with
+ * @pkt: the packet, or NULL
+ *
+ * An RC request's requester learns here that its operation is over: with
+ * the status the responder set, or IB_WC_RETRY_EXC_ERR if the packet was
+ * dropped on the way.
+ *
+ * Context: any.
+ */
+void ibdevsim_pkt_free(struct ibdevsim_pkt *pkt)
+{
+	struct ibdevsim_rc_op *op;
+
+	if (!pkt)
+		return;
+	op = pkt->rc;
+	kfree(pkt);
+	if (op)
+		complete(&op->done);
+}
+
+/**
  * ibdevsim_port_init() - give a new port its power-on state
  * @port: the port
  * @node: its node
@@ -66,6 +90,9 @@ void ibdevsim_port_init(struct ibdevsim_port *port, struct ibdevsim_node *node,
 	memset(port, 0, sizeof(*port));
 	port->node = node;
 	port->num = num;
+	spin_lock_init(&port->rx_lock);
+	INIT_LIST_HEAD(&port->rxq);
+	INIT_WORK(&port->rx_work, ibdevsim_rx_work);
 	st->gid_prefix = IBDEVSIM_DEFAULT_GID_PREFIX;
 	st->state = IB_PORT_DOWN;
 	st->phys_state = IB_PORT_PHYS_STATE_POLLING;
@@ -93,7 +120,7 @@ void ibdevsim_port_init(struct ibdevsim_port *port, struct ibdevsim_node *node,
  * @port: the port
  * @state: the new IB_PORT_* state
  *
- * Context: ibdevsim_fabric_lock held.
+ * Context: the port's node lock held.
  * Return: the IBDEVSIM_CHG_* bits for the events to raise.
  */
 u32 ibdevsim_port_set_state_locked(struct ibdevsim_port *port, u8 state)
@@ -132,8 +159,8 @@ static u32 ibdevsim_port_link_locked(struct ibdevsim_port *port, bool up)
  * @port: the port (events are raised for HCA ports only)
  * @chg: IBDEVSIM_CHG_* bits
  *
- * Context: process or atomic context, ibdevsim_fabric_lock not held; the
- * port's node must stay registered meanwhile.
+ * Context: process or atomic context, no node lock held; the port's node
+ * must stay registered meanwhile.
  */
 void ibdevsim_port_events(struct ibdevsim_port *port, u32 chg)
 {
@@ -164,6 +191,26 @@ void ibdevsim_port_events(struct ibdevsim_port *port, u32 chg)
 	}
 }
 
+/*
+ * Connect one end of a cable to @peer (NULL: disconnect it) and train its
+ * link up or down; returns the IBDEVSIM_CHG_* bits for the events.  Each
+ * end is changed under its own node lock: for a moment one end may know
+ * of the cable and the other not, as when a real cable is half plugged.
+ */
+static u32 ibdevsim_cable_end(struct ibdevsim_port *port,
+			      struct ibdevsim_port *peer, bool pulled, bool up)
+{
+	unsigned long flags;
+	u32 chg;
+
+	spin_lock_irqsave(&port->node->lock, flags);
+	port->peer = peer;
+	port->pulled = pulled;
+	chg = ibdevsim_port_link_locked(port, up);
+	spin_unlock_irqrestore(&port->node->lock, flags);
+	return chg;
+}
+
 /**
  * ibdevsim_cable_plug() - join two ports with a cable
  * @a: one end
@@ -177,23 +224,15 @@ void ibdevsim_port_events(struct ibdevsim_port *port, u32 chg)
  */
 int ibdevsim_cable_plug(struct ibdevsim_port *a, struct ibdevsim_port *b)
 {
-	unsigned long flags;
 	u32 chg_a, chg_b;
 
+	lockdep_assert_held(&ibdevsim_topo_mutex);
 	if (a == b || !a->num || !b->num)
 		return -EINVAL;
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
-	if (a->peer || b->peer) {
-		spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	if (a->peer || b->peer)
 		return -EBUSY;
-	}
-	a->peer = b;
-	b->peer = a;
-	a->pulled = false;
-	b->pulled = false;
-	chg_a = ibdevsim_port_link_locked(a, true);
-	chg_b = ibdevsim_port_link_locked(b, true);
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	chg_a = ibdevsim_cable_end(a, b, false, true);
+	chg_b = ibdevsim_cable_end(b, a, false, true);
 	ibdevsim_port_events(a, chg_a);
 	ibdevsim_port_events(b, chg_b);
 	return 0;
@@ -203,30 +242,23 @@ int ibdevsim_cable_plug(struct ibdevsim_port *a, struct ibdevsim_port *b)
  * ibdevsim_cable_unplug() - pull the cable out of a port
  * @port: either end of the cable
  *
- * Both ends go DOWN (PORT_ERR for an end that was ACTIVE).
+ * Both ends go DOWN (PORT_ERR for an end that was ACTIVE).  A packet that
+ * was crossing the cable may still arrive; a caller that frees a node
+ * waits for an RCU grace period first.
  *
  * Context: ibdevsim_topo_mutex held.
  * Return: 0, or -ENOENT when the port has no cable.
  */
 int ibdevsim_cable_unplug(struct ibdevsim_port *port)
 {
-	struct ibdevsim_port *peer;
-	unsigned long flags;
+	struct ibdevsim_port *peer = port->peer;
 	u32 chg_a, chg_b;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
-	peer = port->peer;
-	if (!peer) {
-		spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	lockdep_assert_held(&ibdevsim_topo_mutex);
+	if (!peer)
 		return -ENOENT;
-	}
-	port->peer = NULL;
-	peer->peer = NULL;
-	port->pulled = false;
-	peer->pulled = false;
-	chg_a = ibdevsim_port_link_locked(port, false);
-	chg_b = ibdevsim_port_link_locked(peer, false);
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	chg_a = ibdevsim_cable_end(port, NULL, false, false);
+	chg_b = ibdevsim_cable_end(peer, NULL, false, false);
 	ibdevsim_port_events(port, chg_a);
 	ibdevsim_port_events(peer, chg_b);
 	return 0;
@@ -246,26 +278,16 @@ int ibdevsim_cable_unplug(struct ibdevsim_port *port)
  */
 int ibdevsim_cable_set_link(struct ibdevsim_port *port, bool up)
 {
-	struct ibdevsim_port *peer;
-	u32 chg_a = 0, chg_b = 0;
-	unsigned long flags;
+	struct ibdevsim_port *peer = port->peer;
+	u32 chg_a, chg_b;
 
 	lockdep_assert_held(&ibdevsim_topo_mutex);
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
-	peer = port->peer;
-	if (!peer) {
-		spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	if (!peer)
 		return -ENOENT;
-	}
-	if (port->pulled == !up) {
-		spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	if (port->pulled == !up)
 		return 0;
-	}
-	port->pulled = !up;
-	peer->pulled = !up;
-	chg_a = ibdevsim_port_link_locked(port, up);
-	chg_b = ibdevsim_port_link_locked(peer, up);
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	chg_a = ibdevsim_cable_end(port, peer, !up, up);
+	chg_b = ibdevsim_cable_end(peer, port, !up, up);
 	ibdevsim_port_events(port, chg_a);
 	ibdevsim_port_events(peer, chg_b);
 	return 0;
@@ -300,28 +322,35 @@ static void ibdevsim_count(struct ibdevsim_counters *cnt, bool xmit,
  * @pkt: the packet
  *
  * Subnet management packets (VL15) cross any trained link; other packets
- * need both ends ACTIVE.  Then the port's fault knobs have their say.
+ * need both ends ACTIVE.  Then the port's fault knobs have their say.  The
+ * far end's state is read without its node's lock, as it was a moment
+ * ago: the packet is on the wire.
  *
- * Context: ibdevsim_fabric_lock held.
+ * Context: RCU read lock held; takes @out's node lock.
  * Return: the port at the other end, or NULL when the packet was dropped
  * (and freed) or delayed (and queued).
  */
 static struct ibdevsim_port *ibdevsim_cable_xmit(struct ibdevsim_port *out,
 						 struct ibdevsim_pkt *pkt)
 {
-	struct ibdevsim_port *in = out->peer;
+	struct ibdevsim_port *in;
+	unsigned long flags;
 
+	spin_lock_irqsave(&out->node->lock, flags);
+	in = out->peer;
 	if (!in || out->pulled ||
 	    (!pkt->vl15 && (out->st.state != IB_PORT_ACTIVE ||
-			    in->st.state != IB_PORT_ACTIVE))) {
+			    READ_ONCE(in->st.state) != IB_PORT_ACTIVE))) {
 		out->cnt.xmit_discards++;
-		kfree(pkt);
+		spin_unlock_irqrestore(&out->node->lock, flags);
+		ibdevsim_pkt_free(pkt);
 		return NULL;
 	}
-	if (!ibdevsim_fault_apply_locked(out, pkt))
-		return NULL;
-	ibdevsim_count(&out->cnt, true, pkt);
-	ibdevsim_count(&in->cnt, false, pkt);
+	if (ibdevsim_fault_apply_locked(out, pkt))
+		ibdevsim_count(&out->cnt, true, pkt);
+	else
+		in = NULL;
+	spin_unlock_irqrestore(&out->node->lock, flags);
 	return in;
 }
 
@@ -334,12 +363,17 @@ static bool ibdevsim_qp_takes(const struct ibdevsim_qp *qp,
 	return !pkt->rc;
 }
 
-/* An HCA port takes a packet: find the QP and hand it over. */
-static void ibdevsim_hca_recv(struct ibdevsim_port *in, struct ibdevsim_pkt *pkt)
+/*
+ * Find the QP a unicast or VL15 packet names at an HCA port, with the
+ * P_Key and Q_Key checks, and count what it is refused for.  The QP stays
+ * valid until the port's receive work returns (ibdevsim_destroy_qp()
+ * flushes it).  Node lock of @in held.
+ */
+static struct ibdevsim_qp *ibdevsim_hca_find_qp(struct ibdevsim_port *in,
+						const struct ibdevsim_pkt *pkt,
+						int *pkey_index)
 {
-	struct ibdevsim_hca *hca = in->node->hca;
 	struct ibdevsim_qp *qp;
-	int pkey_index = 0;
 
 	if (pkt->vl15) {
 		qp = pkt->dest_qpn == 0 ? in->qp0 : NULL;
@@ -348,43 +382,156 @@ static void ibdevsim_hca_recv(struct ibdevsim_port *in, struct ibdevsim_pkt *pkt
 			qp = NULL;
 		if (!qp)
 			in->cnt.vl15_dropped++;
-	} else if (ibdevsim_lid_is_mcast(pkt->dlid)) {
-		/* Multicast: a UD datagram to QP 0xffffff, or nothing. */
-		qp = NULL;
-		if (!pkt->rc && pkt->dest_qpn == IBDEVSIM_MCAST_QPN)
-			ibdevsim_mcast_recv_locked(in, pkt);
-		else
-			in->cnt.rcv_errors++;
-	} else if (!ibdevsim_port_owns_lid(in, pkt->dlid)) {
-		qp = NULL;
-		in->cnt.rcv_errors++;
-	} else {
-		if (pkt->dest_qpn == 1)
-			qp = in->qp1;
-		else if (pkt->dest_qpn)
-			qp = xa_load(&hca->qps, pkt->dest_qpn);
-		else
-			qp = NULL;
-		if (qp && (qp->port != in->num || !ibdevsim_qp_takes(qp, pkt)))
-			qp = NULL;
-		pkey_index = ibdevsim_pkey_find(in->pkeys,
-						IBDEVSIM_PKEY_TBL_LEN,
-						pkt->pkey);
-		if (qp && pkey_index < 0) {
-			in->st.pkey_violations++;
-			qp = NULL;
-		} else if (qp && !pkt->rc && pkt->qkey != qp->qkey) {
-			in->st.qkey_violations++;
-			qp = NULL;
-		}
-		if (!qp)
-			in->cnt.rcv_errors++;
+		return qp;
 	}
-	if (qp && pkt->rc)
-		ibdevsim_rc_recv_locked(qp, pkt);
+	if (!ibdevsim_port_owns_lid(in, pkt->dlid)) {
+		in->cnt.rcv_errors++;
+		return NULL;
+	}
+	if (pkt->dest_qpn == 1)
+		qp = in->qp1;
+	else if (pkt->dest_qpn)
+		qp = xa_load(&in->node->hca->qps, pkt->dest_qpn);
+	else
+		qp = NULL;
+	if (qp && (qp->port != in->num || !ibdevsim_qp_takes(qp, pkt)))
+		qp = NULL;
+	*pkey_index = ibdevsim_pkey_find(in->pkeys, IBDEVSIM_PKEY_TBL_LEN,
+					 pkt->pkey);
+	if (qp && *pkey_index < 0) {
+		in->st.pkey_violations++;
+		qp = NULL;
+	} else if (qp && !pkt->rc && pkt->qkey != qp->qkey) {
+		in->st.qkey_violations++;
+		qp = NULL;
+	}
+	if (!qp)
+		in->cnt.rcv_errors++;
+	return qp;
+}
+
+/*
+ * The receive side of an HCA port takes a packet: find the QP and hand it
+ * over, outside the node lock.  Runs in the port's receive work.
+ */
+static void ibdevsim_hca_recv(struct ibdevsim_port *in, struct ibdevsim_pkt *pkt)
+{
+	struct ibdevsim_qp *qp = NULL;
+	unsigned long flags;
+	int pkey_index = 0;
+	bool mcast;
+
+	mcast = !pkt->vl15 && ibdevsim_lid_is_mcast(pkt->dlid);
+	spin_lock_irqsave(&in->node->lock, flags);
+	if (pkt->wire)
+		ibdevsim_count(&in->cnt, false, pkt);
+	/* Multicast: a UD datagram to QP 0xffffff, or nothing. */
+	if (mcast && (pkt->rc || pkt->dest_qpn != IBDEVSIM_MCAST_QPN)) {
+		in->cnt.rcv_errors++;
+		mcast = false;
+	} else if (!mcast) {
+		qp = ibdevsim_hca_find_qp(in, pkt, &pkey_index);
+	}
+	spin_unlock_irqrestore(&in->node->lock, flags);
+
+	if (mcast)
+		ibdevsim_mcast_recv(in, pkt);
+	else if (qp && pkt->rc)
+		ibdevsim_rc_recv(qp, pkt);
 	else if (qp)
-		ibdevsim_qp_deliver_locked(qp, pkt, pkey_index, in->num);
-	kfree(pkt);
+		ibdevsim_qp_deliver(qp, pkt, pkey_index, in->num);
+	ibdevsim_pkt_free(pkt);
+}
+
+/* Queue a packet for the receive side of an HCA port. */
+static void ibdevsim_rx_queue(struct ibdevsim_port *in,
+			      struct ibdevsim_pkt *pkt)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&in->rx_lock, flags);
+	if (in->rx_dead) {
+		spin_unlock_irqrestore(&in->rx_lock, flags);
+		ibdevsim_pkt_free(pkt);
+		return;
+	}
+	list_add_tail(&pkt->list, &in->rxq);
+	spin_unlock_irqrestore(&in->rx_lock, flags);
+	queue_work(ibdevsim_rx_wq, &in->rx_work);
+}
+
+/*
+ * The receive side of an HCA port: packets are handed over one by one
+ * with bottom halves off, as from the interrupt of a real HCA, so a
+ * completion handler runs the way a hardware driver calls it and the
+ * softirqs it raises (NAPI) run when it returns.
+ */
+static void ibdevsim_rx_work(struct work_struct *work)
+{
+	struct ibdevsim_port *in = container_of(work, struct ibdevsim_port,
+						rx_work);
+	struct ibdevsim_pkt *pkt, *tmp;
+	LIST_HEAD(batch);
+
+	spin_lock_irq(&in->rx_lock);
+	list_splice_init(&in->rxq, &batch);
+	spin_unlock_irq(&in->rx_lock);
+	list_for_each_entry_safe(pkt, tmp, &batch, list) {
+		list_del_init(&pkt->list);
+		local_bh_disable();
+		rcu_read_lock();
+		ibdevsim_hca_recv(in, pkt);
+		rcu_read_unlock();
+		local_bh_enable();
+		cond_resched();
+	}
+}
+
+/**
+ * ibdevsim_hca_rx_flush() - wait for the receive side of an HCA's ports
+ * @node: the HCA
+ *
+ * Whatever a port's receive work was handing over when this was called
+ * has been handed over on return: a QP no longer reachable from the port
+ * is not touched by it any more.
+ *
+ * Context: process; no lock held.
+ */
+void ibdevsim_hca_rx_flush(struct ibdevsim_node *node)
+{
+	int i;
+
+	for (i = 1; i <= node->nports; i++)
+		flush_work(&node->ports[i].rx_work);
+}
+
+/**
+ * ibdevsim_hca_rx_stop() - stop the receive side of a departing HCA
+ * @node: the HCA, its ib_device unregistered (no QP left)
+ *
+ * Packets still queued, and any that arrive later, are dropped.
+ *
+ * Context: process; no lock held.
+ */
+void ibdevsim_hca_rx_stop(struct ibdevsim_node *node)
+{
+	struct ibdevsim_pkt *pkt, *tmp;
+	LIST_HEAD(list);
+	int i;
+
+	for (i = 1; i <= node->nports; i++) {
+		struct ibdevsim_port *port = &node->ports[i];
+
+		spin_lock_irq(&port->rx_lock);
+		port->rx_dead = true;
+		list_splice_init(&port->rxq, &list);
+		spin_unlock_irq(&port->rx_lock);
+		cancel_work_sync(&port->rx_work);
+	}
+	list_for_each_entry_safe(pkt, tmp, &list, list) {
+		list_del(&pkt->list);
+		ibdevsim_pkt_free(pkt);
+	}
 }
 
 /* Route a packet at a switch by LID; NULL (packet freed) when dropped. */
@@ -400,7 +547,7 @@ static struct ibdevsim_port *ibdevsim_switch_lid_route(struct ibdevsim_port *in,
 				  in->num);
 	if (out <= 0) {
 		in->cnt.rcv_errors++;
-		kfree(pkt);
+		ibdevsim_pkt_free(pkt);
 		return NULL;
 	}
 	return &node->ports[out];
@@ -458,7 +605,7 @@ static struct ibdevsim_port *ibdevsim_switch_mcast(struct ibdevsim_port *in,
 		list_add_tail(&copy->list, &walk->queue);
 	}
 	if (!first)
-		kfree(pkt);
+		ibdevsim_pkt_free(pkt);
 	return first;
 }
 
@@ -472,7 +619,7 @@ static struct ibdevsim_port *ibdevsim_switch_local(struct ibdevsim_port *in,
 	u8 out;
 
 	reply = ibdevsim_switch_sma_locked(in, *pktp);
-	kfree(*pktp);
+	ibdevsim_pkt_free(*pktp);
 	*pktp = reply;
 	if (!reply)
 		return NULL;
@@ -480,7 +627,7 @@ static struct ibdevsim_port *ibdevsim_switch_local(struct ibdevsim_port *in,
 	if (reply->vl15 && smp->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
 		if (ibdevsim_dr_switch_reply(smp, node->nports, &out) !=
 		    IBDEVSIM_DR_FORWARD) {
-			kfree(reply);
+			ibdevsim_pkt_free(reply);
 			*pktp = NULL;
 			return NULL;
 		}
@@ -493,7 +640,7 @@ static struct ibdevsim_port *ibdevsim_switch_local(struct ibdevsim_port *in,
  * A switch takes a packet on port @in.  Returns the port to send it out
  * of (*pktp may then be a new packet, the SMA's answer), or NULL when it
  * was consumed or dropped.  Copies of a multicast packet for its other
- * member ports go on @walk's queue.
+ * member ports go on @walk's queue.  Node lock of @in held.
  */
 static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
 						  struct ibdevsim_pkt **pktp,
@@ -505,9 +652,10 @@ static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
 	u16 dlid = pkt->dlid;
 	u8 out;
 
+	ibdevsim_count(&in->cnt, false, pkt);
 	if (++pkt->hops > IBDEVSIM_MAX_HOPS) {
 		in->cnt.rcv_errors++;
-		kfree(pkt);
+		ibdevsim_pkt_free(pkt);
 		return NULL;
 	}
 	if (pkt->vl15 && pkt->len >= IBDEVSIM_SMP_LEN &&
@@ -522,7 +670,7 @@ static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
 			return ibdevsim_switch_lid_route(in, pkt, dlid);
 		default:
 			in->cnt.vl15_dropped++;
-			kfree(pkt);
+			ibdevsim_pkt_free(pkt);
 			return NULL;
 		}
 	}
@@ -535,34 +683,39 @@ static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
 }
 
 /**
- * ibdevsim_walk_locked() - a packet crosses the fabric from a port
+ * ibdevsim_walk() - a packet crosses the fabric from a port
  * @out: the port it leaves by (an HCA's, or any port for a packet coming
  *	 off the delay queue)
  * @pkt: the packet, which the fabric owns from now on
  *
- * The packet crosses @out's cable and is walked through the switches
- * until an HCA takes it or it is dropped or delayed.  A multicast packet
- * is copied at every switch for each member port of its MLID, and every
- * copy walked in turn.
+ * The packet crosses @out's cable and is walked through the switches, each
+ * under its own node lock, until it reaches an HCA port, whose receive
+ * side takes it in its own context, or it is dropped or delayed.  A
+ * multicast packet is copied at every switch for each member port of its
+ * MLID, and every copy walked in turn.
  *
- * Context: ibdevsim_fabric_lock held.
+ * Context: RCU read lock held, no node lock; any context.
  */
-void ibdevsim_walk_locked(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
+void ibdevsim_walk(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
 {
 	struct ibdevsim_walk walk = { .queue = LIST_HEAD_INIT(walk.queue) };
 	struct ibdevsim_port *in;
+	unsigned long flags;
 
-	lockdep_assert_held(&ibdevsim_fabric_lock);
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "ibdevsim walk outside RCU");
 	for (;;) {
 		while (out) {
 			in = ibdevsim_cable_xmit(out, pkt);
 			if (!in)
 				break;
 			if (in->node->type == IBDEVSIM_NODE_HCA) {
-				ibdevsim_hca_recv(in, pkt);
+				pkt->wire = true;
+				ibdevsim_rx_queue(in, pkt);
 				break;
 			}
+			spin_lock_irqsave(&in->node->lock, flags);
 			out = ibdevsim_switch_recv(in, &pkt, &walk);
+			spin_unlock_irqrestore(&in->node->lock, flags);
 		}
 		pkt = list_first_entry_or_null(&walk.queue, struct ibdevsim_pkt,
 					       list);
@@ -586,28 +739,41 @@ void ibdevsim_walk_locked(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
  * Otherwise it crosses the cable and is walked through the switches
  * until an HCA takes it or it is dropped.
  *
- * Context: any; takes ibdevsim_fabric_lock.
+ * Context: any; takes node locks one at a time.
  */
 void ibdevsim_xmit(struct ibdevsim_port *port, struct ibdevsim_pkt *pkt)
 {
+	struct ibdevsim_pkt *copy = NULL;
+	bool own, active, discard = false;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&port->node->lock, flags);
+	active = port->st.state == IB_PORT_ACTIVE;
+	own = ibdevsim_port_owns_lid(port, pkt->dlid);
+	if (own && !pkt->vl15 && !active) {
+		port->cnt.xmit_discards++;
+		discard = true;
+	}
+	spin_unlock_irqrestore(&port->node->lock, flags);
+	if (discard) {
+		ibdevsim_pkt_free(pkt);
+		return;
+	}
 	/* The port's own members of a group get their copies first. */
 	if (!pkt->vl15 && !pkt->rc && ibdevsim_lid_is_mcast(pkt->dlid) &&
-	    pkt->dest_qpn == IBDEVSIM_MCAST_QPN &&
-	    port->st.state == IB_PORT_ACTIVE)
-		ibdevsim_mcast_recv_locked(port, pkt);
-	if (ibdevsim_port_owns_lid(port, pkt->dlid)) {
-		if (pkt->vl15 || port->st.state == IB_PORT_ACTIVE) {
-			ibdevsim_hca_recv(port, pkt);
-		} else {
-			port->cnt.xmit_discards++;
-			kfree(pkt);
+	    pkt->dest_qpn == IBDEVSIM_MCAST_QPN && active) {
+		copy = kmemdup(pkt, struct_size(pkt, data, pkt->len),
+			       GFP_ATOMIC);
+		if (copy) {
+			INIT_LIST_HEAD(&copy->list);
+			ibdevsim_rx_queue(port, copy);
 		}
-		goto out;
 	}
-	ibdevsim_walk_locked(port, pkt);
-out:
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	if (own) {
+		ibdevsim_rx_queue(port, pkt);
+		return;
+	}
+	rcu_read_lock();
+	ibdevsim_walk(port, pkt);
+	rcu_read_unlock();
 }

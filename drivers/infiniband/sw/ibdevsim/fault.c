@@ -41,7 +41,10 @@
 
 static struct dentry *ibdevsim_debugfs;
 
-/* Delayed packets by due time; under ibdevsim_fabric_lock. */
+/* Protects ibdevsim_delayq; taken inside a node lock. */
+static DEFINE_SPINLOCK(ibdevsim_delay_lock);
+
+/* Delayed packets by due time. */
 static LIST_HEAD(ibdevsim_delayq);
 static void ibdevsim_delay_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(ibdevsim_delay_work, ibdevsim_delay_work_fn);
@@ -114,13 +117,14 @@ int ibdevsim_link_parse(const char *buf, bool *up)
 }
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_link_parse);
 
-/* Queue a packet to cross @out's cable at @due; ibdevsim_fabric_lock held. */
+/* Queue a packet to cross @out's cable at @due; @out's node lock held. */
 static void ibdevsim_delay_locked(struct ibdevsim_port *out,
 				  struct ibdevsim_pkt *pkt, unsigned long due)
 {
 	struct ibdevsim_pkt *pos;
 
-	lockdep_assert_held(&ibdevsim_fabric_lock);
+	lockdep_assert_held(&out->node->lock);
+	spin_lock(&ibdevsim_delay_lock);
 	pkt->via = out;
 	pkt->due = due;
 	pkt->faulted = true;
@@ -132,6 +136,7 @@ static void ibdevsim_delay_locked(struct ibdevsim_port *out,
 	if (list_first_entry(&ibdevsim_delayq, struct ibdevsim_pkt, list) == pkt)
 		mod_delayed_work(ibdevsim_wq, &ibdevsim_delay_work,
 				 due - jiffies);
+	spin_unlock(&ibdevsim_delay_lock);
 }
 
 /**
@@ -142,7 +147,7 @@ static void ibdevsim_delay_locked(struct ibdevsim_port *out,
  * A packet that the knobs already saw at this cable (it comes off the
  * delay queue) goes through; its next cable judges it afresh.
  *
- * Context: ibdevsim_fabric_lock held.
+ * Context: @out's node lock held (it protects the counters).
  * Return: true when the packet goes on now; false when the knobs took it
  * (freed when dropped, queued when delayed).
  */
@@ -154,7 +159,7 @@ bool ibdevsim_fault_apply_locked(struct ibdevsim_port *out,
 	u32 draw[3], act;
 	int i;
 
-	lockdep_assert_held(&ibdevsim_fabric_lock);
+	lockdep_assert_held(&out->node->lock);
 	/* RC requests are carried out synchronously (rc.c): no knobs yet. */
 	if (pkt->rc)
 		return true;
@@ -170,7 +175,7 @@ bool ibdevsim_fault_apply_locked(struct ibdevsim_port *out,
 	act = ibdevsim_fault_decide(f, ibdevsim_fault_class(pkt), draw);
 	if (act & IBDEVSIM_FAULT_DROP) {
 		f->dropped++;
-		kfree(pkt);
+		ibdevsim_pkt_free(pkt);
 		return false;
 	}
 	due = jiffies;
@@ -197,13 +202,19 @@ bool ibdevsim_fault_apply_locked(struct ibdevsim_port *out,
 	return false;
 }
 
-/* Put the packets that are due back on the wire. */
+/*
+ * Put the packets that are due back on the wire.  The RCU read section
+ * starts before they leave the queue, so that a node being deleted, which
+ * purges the queue and then waits for a grace period, outlives the walks.
+ */
 static void ibdevsim_delay_work_fn(struct work_struct *work)
 {
-	struct ibdevsim_pkt *pkt;
+	struct ibdevsim_pkt *pkt, *tmp;
 	unsigned long flags;
+	LIST_HEAD(due);
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	rcu_read_lock();
+	spin_lock_irqsave(&ibdevsim_delay_lock, flags);
 	while ((pkt = list_first_entry_or_null(&ibdevsim_delayq,
 					       struct ibdevsim_pkt, list))) {
 		if (time_after(pkt->due, jiffies)) {
@@ -211,10 +222,14 @@ static void ibdevsim_delay_work_fn(struct work_struct *work)
 					 pkt->due - jiffies);
 			break;
 		}
-		list_del_init(&pkt->list);
-		ibdevsim_walk_locked(pkt->via, pkt);
+		list_move_tail(&pkt->list, &due);
 	}
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&ibdevsim_delay_lock, flags);
+	list_for_each_entry_safe(pkt, tmp, &due, list) {
+		list_del_init(&pkt->list);
+		ibdevsim_walk(pkt->via, pkt);
+	}
+	rcu_read_unlock();
 }
 
 static int ibdevsim_link_show(struct seq_file *m, void *v)
@@ -223,9 +238,9 @@ static int ibdevsim_link_show(struct seq_file *m, void *v)
 	unsigned long flags;
 	const char *s;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&port->node->lock, flags);
 	s = !port->peer ? "none" : port->pulled ? "down" : "up";
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&port->node->lock, flags);
 	seq_printf(m, "%s\n", s);
 	return 0;
 }
@@ -348,14 +363,14 @@ void ibdevsim_fault_node_del(struct ibdevsim_node *node)
 
 	debugfs_remove(node->debugfs);
 	node->debugfs = NULL;
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&ibdevsim_delay_lock, flags);
 	list_for_each_entry_safe(pkt, tmp, &ibdevsim_delayq, list) {
 		if (pkt->via->node != node)
 			continue;
 		list_del(&pkt->list);
-		kfree(pkt);
+		ibdevsim_pkt_free(pkt);
 	}
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&ibdevsim_delay_lock, flags);
 }
 
 /**

@@ -16,8 +16,10 @@
 #ifndef IBDEVSIM_H
 #define IBDEVSIM_H
 
+#include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/list.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -198,7 +200,7 @@ struct ibdevsim_counters {
  * @delayed: packets (and copies) the knobs held back
  *
  * The knobs are written from debugfs at any time and read with
- * READ_ONCE(); the counters change under ibdevsim_fabric_lock.
+ * READ_ONCE(); the counters change under the port's node lock.
  */
 struct ibdevsim_faults {
 	u32 drop;
@@ -232,8 +234,15 @@ struct ibdevsim_qp;
  * @qp1: the GSI QP of an HCA port, or NULL
  * @sq_errors: send queues of the port's UD, GSI and SMI QPs that a failed
  *	       send stopped in SQE (debugfs, read only)
+ * @rx_lock: protects @rxq and @rx_dead
+ * @rxq: packets that reached an HCA port, waiting for @rx_work
+ * @rx_dead: the HCA is gone: packets reaching the port are dropped
+ * @rx_work: hands the packets of @rxq to the port's QPs, as the receive
+ *	     side of an HCA port does, in its own context
  *
- * Everything here is protected by ibdevsim_fabric_lock.
+ * @peer and @pulled change under ibdevsim_topo_mutex and the node lock of
+ * their port (each end's in turn), so either lock is enough to read them.
+ * Everything else but the receive queue is protected by the node lock.
  */
 struct ibdevsim_port {
 	struct ibdevsim_node *node;
@@ -249,6 +258,10 @@ struct ibdevsim_port {
 	struct ibdevsim_qp *qp0;
 	struct ibdevsim_qp *qp1;
 	u64 sq_errors;
+	spinlock_t rx_lock; /* rxq, rx_dead */
+	struct list_head rxq;
+	bool rx_dead;
+	struct work_struct rx_work;
 };
 
 /**
@@ -264,7 +277,7 @@ struct ibdevsim_port {
  * @port_state_change: PortStateChange, set when a port's state changes
  *		       and cleared by the SM
  *
- * Protected by ibdevsim_fabric_lock.
+ * Protected by the switch node's lock.
  */
 struct ibdevsim_switch {
 	u8 *lft;
@@ -292,7 +305,16 @@ struct ibdevsim_hca;
  * @hca: the HCA's ib_device side, NULL for a switch
  * @sw: forwarding state of a switch, NULL for an HCA
  * @debugfs: the node's directory of fault knobs, or NULL
+ * @lock: protects the state of the node's ports (struct ibdevsim_port
+ *	  says which), the forwarding state of a switch, and an HCA's QP0
+ *	  and QP1 pointers and multicast attachments.  Taken with interrupts
+ *	  off, since the RDMA core may query a port from any context.  A
+ *	  packet crossing the fabric holds one node lock at a time, that of
+ *	  the node it is at; nothing takes two.
  * @ports: ports 0..@nports (port 0 is used by switches only)
+ *
+ * Packets in flight refer to nodes under RCU: a node is freed only after
+ * its cables are pulled and a grace period has passed.
  */
 struct ibdevsim_node {
 	struct device dev;
@@ -305,12 +327,15 @@ struct ibdevsim_node {
 	struct ibdevsim_hca *hca;
 	struct ibdevsim_switch *sw;
 	struct dentry *debugfs;
+	spinlock_t lock; /* see above */
 	struct ibdevsim_port ports[];
 };
 
 /**
  * struct ibdevsim_mcast_att - a QP attached to a multicast group
- * @list: entry in the HCA's @mcast list
+ * @list: entry in the HCA's @mcast list (changed under the node lock,
+ *	  walked under RCU by the receive side)
+ * @rcu: frees the attachment after a grace period
  * @mgid: the group's MGID
  * @mlid: the group's MLID
  * @qp: the attached UD QP
@@ -319,6 +344,7 @@ struct ibdevsim_node {
  */
 struct ibdevsim_mcast_att {
 	struct list_head list;
+	struct rcu_head rcu;
 	union ib_gid mgid;
 	u16 mlid;
 	struct ibdevsim_qp *qp;
@@ -329,21 +355,22 @@ struct ibdevsim_mcast_att {
  * struct ibdevsim_hca - a simulated host channel adapter
  * @ibdev: the RDMA core's device
  * @node: the fabric node
- * @qps: UD QPs by QP number; changes and lookups under
- *	 ibdevsim_fabric_lock
- * @qpn_next: the next QP number to try (under ibdevsim_fabric_lock)
+ * @qps: UD and RC QPs by QP number: changed under the xarray's own lock
+ *	 (taken with interrupts off), looked up under RCU by the receive
+ *	 side; a destroyed QP is freed only after the ports' receive work
+ *	 has been flushed
+ * @qpn_next: the next QP number to try (under the lock of @qps)
  * @mrs: user memory regions by key index (key >> 8): changed by
  *	 registration and deregistration under the xarray's own lock (taken
- *	 with interrupts off: lockdep gives it the class of @qps' lock,
- *	 which is taken under ibdevsim_fabric_lock), looked up under RCU on
- *	 the data path (deregistration waits for a grace period before it
- *	 unpins the pages)
+ *	 with interrupts off), looked up under RCU on the data path
+ *	 (deregistration waits for a grace period before it unpins the
+ *	 pages)
  * @mr_next: the next key index to try
  * @mr_gen: the low byte of the next key, so that a reused index makes a
  *	    different key (under the lock of @mrs)
  * @mcast: the multicast attachments of the HCA's QPs (struct
- *	   ibdevsim_mcast_att), under ibdevsim_fabric_lock
- * @mcast_ngrps: the distinct MGIDs in @mcast (under ibdevsim_fabric_lock)
+ *	   ibdevsim_mcast_att), changed under the node lock
+ * @mcast_ngrps: the distinct MGIDs in @mcast (under the node lock)
  * @storm: raises port events while the device is being unregistered (the
  *	   removal_events knob)
  * @storm_stop: tells @storm to end
@@ -373,8 +400,11 @@ static inline struct ibdevsim_hca *to_hca(struct ib_device *ibdev)
  * @via: for a delayed packet, the port whose cable it is to cross
  * @due: for a delayed packet, when (in jiffies) it crosses
  * @faulted: the fault knobs already had their say at the next cable
+ * @wire: it reached its HCA port over a cable (not looped back inside
+ *	  the HCA): the port's receive counters count it
  * @rc: for an RC request, the operation the responder carries out (the
- *	simulator moves RC data between the two ends' buffers directly)
+ *	simulator moves RC data between the two ends' buffers directly);
+ *	freeing the packet with ibdevsim_pkt_free() ends the operation
  * @slid: source LID
  * @dlid: destination LID (0xffff: permissive)
  * @sl: service level
@@ -396,6 +426,7 @@ struct ibdevsim_pkt {
 	struct ibdevsim_port *via;
 	unsigned long due;
 	bool faulted;
+	bool wire;
 	struct ibdevsim_rc_op *rc;
 	u16 slid;
 	u16 dlid;
@@ -574,11 +605,14 @@ struct ibdevsim_swqe {
  * @swqe: the request
  * @status: what the requester completes with: IB_WC_RETRY_EXC_ERR until a
  *	    responder answers
+ * @done: completed when the packet carrying the operation is freed, by
+ *	  the responder's receive work or wherever the fabric dropped it
  */
 struct ibdevsim_rc_op {
 	struct ibdevsim_qp *qp;
 	struct ibdevsim_swqe *swqe;
 	enum ib_wc_status status;
+	struct completion done;
 };
 
 /**
@@ -586,8 +620,8 @@ struct ibdevsim_rc_op {
  * @ibqp: the core's QP
  * @hca: the device
  * @port: the port the QP is bound to
- * @state: QP state (under @sq_lock and ibdevsim_fabric_lock to change;
- *	   either to read)
+ * @state: QP state (under @sq_lock to change; the receive side reads it
+ *	   with READ_ONCE())
  * @qkey: Q_Key
  * @pkey_index: P_Key index of a UD QP
  * @sq_sig_all: every send completes
@@ -617,7 +651,7 @@ struct ibdevsim_rc_op {
  * @events: IBDEVSIM_QP_EV_* bits of the asynchronous events waiting for
  *	    @event_work (atomic bit operations)
  * @event_work: calls the QP's event handler for @events
- * @comm_est: COMM_EST was raised (under ibdevsim_fabric_lock)
+ * @comm_est: COMM_EST was raised (under @rq_lock)
  */
 struct ibdevsim_qp {
 	struct ib_qp ibqp;
@@ -676,8 +710,8 @@ static inline struct ibdevsim_cq *to_cq(struct ib_cq *ibcq)
 extern struct mutex ibdevsim_topo_mutex;
 
 /* fabric.c: cables and the packet path */
-extern spinlock_t ibdevsim_fabric_lock;
 extern struct workqueue_struct *ibdevsim_wq;
+extern struct workqueue_struct *ibdevsim_rx_wq;
 
 void ibdevsim_port_init(struct ibdevsim_port *port, struct ibdevsim_node *node,
 			u8 num);
@@ -685,8 +719,11 @@ int ibdevsim_cable_plug(struct ibdevsim_port *a, struct ibdevsim_port *b);
 int ibdevsim_cable_unplug(struct ibdevsim_port *port);
 int ibdevsim_cable_set_link(struct ibdevsim_port *port, bool up);
 void ibdevsim_xmit(struct ibdevsim_port *port, struct ibdevsim_pkt *pkt);
-void ibdevsim_walk_locked(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt);
+void ibdevsim_walk(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt);
 struct ibdevsim_pkt *ibdevsim_pkt_alloc(u32 len, gfp_t gfp);
+void ibdevsim_pkt_free(struct ibdevsim_pkt *pkt);
+void ibdevsim_hca_rx_flush(struct ibdevsim_node *node);
+void ibdevsim_hca_rx_stop(struct ibdevsim_node *node);
 void ibdevsim_port_events(struct ibdevsim_port *port, u32 changes);
 u32 ibdevsim_port_set_state_locked(struct ibdevsim_port *port, u8 state);
 
@@ -736,11 +773,11 @@ extern atomic_t ibdevsim_removal_events_sent;
 
 int ibdevsim_hca_register(struct ibdevsim_node *node);
 void ibdevsim_hca_unregister(struct ibdevsim_node *node);
-void ibdevsim_mcast_recv_locked(struct ibdevsim_port *in,
-				const struct ibdevsim_pkt *pkt);
-void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
-				const struct ibdevsim_pkt *pkt,
-				u16 pkey_index, u8 port);
+void ibdevsim_mcast_recv(struct ibdevsim_port *in,
+			 const struct ibdevsim_pkt *pkt);
+void ibdevsim_qp_deliver(struct ibdevsim_qp *qp,
+			 const struct ibdevsim_pkt *pkt,
+			 u16 pkey_index, u8 port);
 void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
 		      bool solicited);
 void ibdevsim_cq_clean(struct ibdevsim_cq *cq, const struct ibdevsim_qp *qp);
@@ -759,10 +796,9 @@ void ibdevsim_rc_fill_swqe(struct ibdevsim_swqe *swqe,
 			   const struct ib_send_wr *wr);
 enum ib_wc_status ibdevsim_rc_send(struct ibdevsim_qp *qp,
 				   struct ibdevsim_swqe *swqe);
-void ibdevsim_rc_recv_locked(struct ibdevsim_qp *qp,
-			     const struct ibdevsim_pkt *pkt);
+void ibdevsim_rc_recv(struct ibdevsim_qp *qp, const struct ibdevsim_pkt *pkt);
 void ibdevsim_qp_error(struct ibdevsim_qp *qp);
-void ibdevsim_qp_event_locked(struct ibdevsim_qp *qp, int ev);
+void ibdevsim_qp_event(struct ibdevsim_qp *qp, int ev);
 void ibdevsim_qp_event_work(struct work_struct *work);
 int ibdevsim_qp_inject_fatal(struct ibdevsim_hca *hca, u32 qpn);
 

@@ -380,11 +380,14 @@ static int mcast_check(struct mcast_ctx *c, const union ib_gid *gid,
 
 static void mcast_attach_rules(struct kunit *test)
 {
-	struct ibdevsim_mcast_att atts[IBDEVSIM_MAX_MCAST_QP_ATTACH];
 	struct mcast_ctx c = { .list = LIST_HEAD_INIT(c.list) };
+	struct ibdevsim_mcast_att *atts;
 	union ib_gid gid, other;
 	int i;
 
+	atts = kunit_kcalloc(test, IBDEVSIM_MAX_MCAST_QP_ATTACH, sizeof(*atts),
+			     GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, atts);
 	mcast_gid(&gid, 1);
 	mcast_gid(&other, 2);
 	KUNIT_EXPECT_EQ(test, mcast_check(&c, &gid, 0xc000, 0, true), 0);

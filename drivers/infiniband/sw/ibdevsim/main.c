@@ -69,6 +69,7 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 	node->type = type;
 	node->nports = nports;
 	node->guid = guid ? guid : 0x0002c90000000000ULL | (u64)id << 8;
+	spin_lock_init(&node->lock);
 	for (i = 0; i <= nports; i++)
 		ibdevsim_port_init(&node->ports[i], node, i);
 	if (type == IBDEVSIM_NODE_SWITCH) {
@@ -114,7 +115,12 @@ err_put:
 	return ret;
 }
 
-/* Unplug, unregister and free a node; ibdevsim_topo_mutex held. */
+/*
+ * Unplug, unregister and free a node; ibdevsim_topo_mutex held.  Once the
+ * cables are out and its delayed packets purged, a grace period ends the
+ * walks that may still be at the node; its own receive side stops when
+ * its ib_device, and so every QP, is gone.
+ */
 static void ibdevsim_node_del(struct ibdevsim_node *node)
 {
 	int i;
@@ -123,8 +129,11 @@ static void ibdevsim_node_del(struct ibdevsim_node *node)
 	for (i = 1; i <= node->nports; i++)
 		ibdevsim_cable_unplug(&node->ports[i]);
 	ibdevsim_fault_node_del(node);
-	if (node->hca)
+	synchronize_rcu();
+	if (node->hca) {
 		ibdevsim_hca_unregister(node);
+		ibdevsim_hca_rx_stop(node);
+	}
 	device_del(&node->dev);
 	put_device(&node->dev);
 }
@@ -227,7 +236,6 @@ static BUS_ATTR_WO(del_cable);
 static ssize_t topology_show(const struct bus_type *bus, char *buf)
 {
 	struct ibdevsim_node *node;
-	unsigned long flags;
 	int len = 0, i;
 
 	mutex_lock(&ibdevsim_topo_mutex);
@@ -240,7 +248,7 @@ static ssize_t topology_show(const struct bus_type *bus, char *buf)
 				     node->hca ? dev_name(&node->hca->ibdev.dev) :
 						 "");
 	}
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	/* Cables change only under ibdevsim_topo_mutex. */
 	list_for_each_entry(node, &ibdevsim_nodes, list) {
 		for (i = 1; i <= node->nports; i++) {
 			struct ibdevsim_port *peer = node->ports[i].peer;
@@ -254,7 +262,6 @@ static ssize_t topology_show(const struct bus_type *bus, char *buf)
 					     peer->pulled ? " pulled" : "");
 		}
 	}
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
 	mutex_unlock(&ibdevsim_topo_mutex);
 	return len;
 }
@@ -283,9 +290,16 @@ static int __init ibdevsim_init(void)
 	ibdevsim_wq = alloc_workqueue("ibdevsim", WQ_UNBOUND, 0);
 	if (!ibdevsim_wq)
 		return -ENOMEM;
+	/* The ports' receive sides, as an HCA's interrupts: on any CPU. */
+	ibdevsim_rx_wq = alloc_workqueue("ibdevsim_rx",
+					 WQ_UNBOUND | WQ_HIGHPRI, 0);
+	if (!ibdevsim_rx_wq) {
+		ret = -ENOMEM;
+		goto err_destroy_wq;
+	}
 	ret = ibdevsim_fault_init();
 	if (ret)
-		goto err_destroy_wq;
+		goto err_destroy_rx_wq;
 	ret = bus_register(&ibdevsim_bus);
 	if (ret)
 		goto err_fault_exit;
@@ -293,6 +307,8 @@ static int __init ibdevsim_init(void)
 
 err_fault_exit:
 	ibdevsim_fault_exit();
+err_destroy_rx_wq:
+	destroy_workqueue(ibdevsim_rx_wq);
 err_destroy_wq:
 	destroy_workqueue(ibdevsim_wq);
 	return ret;
@@ -308,6 +324,7 @@ static void __exit ibdevsim_exit(void)
 	mutex_unlock(&ibdevsim_topo_mutex);
 	bus_unregister(&ibdevsim_bus);
 	ibdevsim_fault_exit();
+	destroy_workqueue(ibdevsim_rx_wq);
 	destroy_workqueue(ibdevsim_wq);
 }
 

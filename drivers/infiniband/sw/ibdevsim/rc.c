@@ -5,10 +5,10 @@
  * The send worker of an RC QP hands each request to the fabric as a
  * packet carrying a struct ibdevsim_rc_op: it is routed like any packet
  * (LIDs, the switches' forwarding tables, ports ACTIVE) but not subject to
- * the fault knobs, and the responder carries the operation out when the
- * packet lands, moving the data directly between the two ends' buffers
- * (one kernel, virtual DMA addresses).  The walk is synchronous, so the
- * requester knows the outcome when ibdevsim_xmit() returns: a request no
+ * the fault knobs, and the responder's port carries the operation out in
+ * its receive work when the packet lands, moving the data directly between
+ * the two ends' buffers (one kernel, virtual DMA addresses).  The requester
+ * waits for the packet to be freed, which ends the operation: a request no
  * responder took completes with IB_WC_RETRY_EXC_ERR, as a real HCA's does
  * once its transport retries are spent.  Any error moves the QP to the
  * error state, which flushes the rest of its work.
@@ -106,41 +106,28 @@ static bool ibdevsim_rc_local(struct ibdevsim_qp *req,
 }
 
 /**
- * ibdevsim_qp_error_locked() - move a QP to the error state
+ * ibdevsim_qp_error() - move a QP to the error state
  * @qp: the QP
  *
  * Posted receives complete with a flush error now, sends as the send
  * worker reaches them.
  *
- * Context: ibdevsim_fabric_lock held.
- */
-static void ibdevsim_qp_error_locked(struct ibdevsim_qp *qp)
-{
-	lockdep_assert_held(&ibdevsim_fabric_lock);
-	spin_lock(&qp->sq_lock);
-	qp->state = IB_QPS_ERR;
-	spin_unlock(&qp->sq_lock);
-	ibdevsim_rq_drain(qp, true);
-	queue_work(ibdevsim_wq, &qp->send_work);
-}
-
-/**
- * ibdevsim_qp_error() - move a QP to the error state
- * @qp: the QP
- *
- * Context: any; takes ibdevsim_fabric_lock.
+ * Context: any, no simulator lock held; @qp alive (its own work, or the
+ * receive work of a port it is reachable from).
  */
 void ibdevsim_qp_error(struct ibdevsim_qp *qp)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
-	ibdevsim_qp_error_locked(qp);
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	qp->state = IB_QPS_ERR;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	ibdevsim_rq_drain(qp, true);
+	queue_work(ibdevsim_wq, &qp->send_work);
 }
 
 /**
- * ibdevsim_qp_event_locked() - raise an asynchronous event of a QP
+ * ibdevsim_qp_event() - raise an asynchronous event of a QP
  * @qp: the QP
  * @ev: IBDEVSIM_QP_EV_*
  *
@@ -148,11 +135,10 @@ void ibdevsim_qp_error(struct ibdevsim_qp *qp)
  * the simulator's locks, as a hardware driver calls it from its event
  * queue.  Destroying the QP cancels what is pending.
  *
- * Context: ibdevsim_fabric_lock held, @qp reachable (not yet destroyed).
+ * Context: any; @qp reachable (not yet destroyed).
  */
-void ibdevsim_qp_event_locked(struct ibdevsim_qp *qp, int ev)
+void ibdevsim_qp_event(struct ibdevsim_qp *qp, int ev)
 {
-	lockdep_assert_held(&ibdevsim_fabric_lock);
 	set_bit(ev, &qp->events);
 	queue_work(ibdevsim_wq, &qp->event_work);
 }
@@ -178,8 +164,12 @@ void ibdevsim_qp_event_work(struct work_struct *work)
 			.event = type[ev],
 		};
 
-		if (test_and_clear_bit(ev, &qp->events) &&
-		    qp->ibqp.event_handler)
+		if (!test_and_clear_bit(ev, &qp->events))
+			continue;
+		/* A fatal QP error puts the QP in error before it is told. */
+		if (ev == IBDEVSIM_QP_EV_FATAL)
+			ibdevsim_qp_error(qp);
+		if (qp->ibqp.event_handler)
 			qp->ibqp.event_handler(&e, qp->ibqp.qp_context);
 	}
 }
@@ -189,10 +179,11 @@ void ibdevsim_qp_event_work(struct work_struct *work)
  * @hca: the HCA
  * @qpn: the number of one of its UD or RC QPs
  *
- * The QP goes to the error state, which flushes its work, and raises
- * IB_EVENT_QP_FATAL (debugfs "qp_fatal" of the node).
+ * The QP's event work moves it to the error state, which flushes its
+ * work, and raises IB_EVENT_QP_FATAL (debugfs "qp_fatal" of the node).
  *
- * Context: process; takes ibdevsim_fabric_lock.
+ * Context: process; takes the lock of @hca's QP table, which
+ * ibdevsim_destroy_qp() takes before it cancels the event work.
  * Return: 0, or -ENOENT if @hca has no such QP.
  */
 int ibdevsim_qp_inject_fatal(struct ibdevsim_hca *hca, u32 qpn)
@@ -201,14 +192,13 @@ int ibdevsim_qp_inject_fatal(struct ibdevsim_hca *hca, u32 qpn)
 	unsigned long flags;
 	int ret = -ENOENT;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	xa_lock_irqsave(&hca->qps, flags);
 	qp = xa_load(&hca->qps, qpn);
 	if (qp) {
-		ibdevsim_qp_error_locked(qp);
-		ibdevsim_qp_event_locked(qp, IBDEVSIM_QP_EV_FATAL);
+		ibdevsim_qp_event(qp, IBDEVSIM_QP_EV_FATAL);
 		ret = 0;
 	}
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	xa_unlock_irqrestore(&hca->qps, flags);
 	return ret;
 }
 
@@ -234,14 +224,15 @@ static enum ib_wc_status ibdevsim_rc_consume_recv(struct ibdevsim_qp *qp,
 		.port_num = qp->port,
 	};
 	struct ibdevsim_rwqe *rwqe;
+	unsigned long flags;
 	u32 i, room = 0;
 
 	/* The requester's buffers, checked when it sent: the MR may be gone. */
 	if (copy && !ibdevsim_rc_local(pkt->rc->qp, swqe, src))
 		return IB_WC_LOC_PROT_ERR;
-	spin_lock(&qp->rq_lock);
+	spin_lock_irqsave(&qp->rq_lock, flags);
 	if (!qp->rq_count) {
-		spin_unlock(&qp->rq_lock);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
 		return IB_WC_RNR_RETRY_EXC_ERR;
 	}
 	rwqe = ibdevsim_rq_slot(qp, qp->rq_head);
@@ -260,7 +251,7 @@ static enum ib_wc_status ibdevsim_rc_consume_recv(struct ibdevsim_qp *qp,
 			ibdevsim_seg_copy(dst, rwqe->num_sge, src,
 					  swqe->num_sge, len);
 	}
-	spin_unlock(&qp->rq_lock);
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
 
 	if (swqe->wr_opcode == IB_WR_SEND_WITH_INV) {
 		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
@@ -272,7 +263,7 @@ static enum ib_wc_status ibdevsim_rc_consume_recv(struct ibdevsim_qp *qp,
 	ibdevsim_cq_post(to_cq(qp->ibqp.recv_cq), &wc, swqe->solicited);
 	if (wc.status == IB_WC_SUCCESS)
 		return IB_WC_SUCCESS;
-	ibdevsim_qp_error_locked(qp);
+	ibdevsim_qp_error(qp);
 	return wc.status == IB_WC_LOC_LEN_ERR ? IB_WC_REM_INV_REQ_ERR :
 						IB_WC_REM_OP_ERR;
 }
@@ -307,7 +298,7 @@ static enum ib_wc_status ibdevsim_rc_rdma(struct ibdevsim_qp *qp,
 }
 
 /**
- * ibdevsim_rc_recv_locked() - an RC request lands at its responder QP
+ * ibdevsim_rc_recv() - an RC request lands at its responder QP
  * @qp: the QP the packet names
  * @pkt: the packet, whose @rc says what to do and takes the outcome
  *
@@ -315,29 +306,35 @@ static enum ib_wc_status ibdevsim_rc_rdma(struct ibdevsim_qp *qp,
  * requester, ignores the request (the requester's retries run out).  The
  * first request to reach a QP in RTR raises IB_EVENT_COMM_EST.
  *
- * Context: ibdevsim_fabric_lock held.
+ * Context: the receive work of @qp's port; the caller frees @pkt, which
+ * tells the requester.
  */
-void ibdevsim_rc_recv_locked(struct ibdevsim_qp *qp,
-			     const struct ibdevsim_pkt *pkt)
+void ibdevsim_rc_recv(struct ibdevsim_qp *qp, const struct ibdevsim_pkt *pkt)
 {
 	struct ibdevsim_rc_op *op = pkt->rc;
 	const struct ibdevsim_swqe *swqe = op->swqe;
+	enum ib_qp_state state = READ_ONCE(qp->state);
 	u32 len = swqe->byte_len;
+	unsigned long flags;
+	bool first = false;
 
-	lockdep_assert_held(&ibdevsim_fabric_lock);
 	if (qp->ibqp.qp_type != IB_QPT_RC ||
-	    (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
-	     qp->state != IB_QPS_SQD) ||
+	    (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	     state != IB_QPS_SQD) ||
 	    qp->dest_qpn != op->qp->ibqp.qp_num)
 		return;
 	/*
 	 * The first request to reach a QP still in RTR: the connection is
 	 * up though the CM has not said so (its RTU is late or lost).
 	 */
-	if (qp->state == IB_QPS_RTR && !qp->comm_est) {
+	if (state == IB_QPS_RTR) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		first = !qp->comm_est;
 		qp->comm_est = true;
-		ibdevsim_qp_event_locked(qp, IBDEVSIM_QP_EV_COMM_EST);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
+	if (first)
+		ibdevsim_qp_event(qp, IBDEVSIM_QP_EV_COMM_EST);
 	/* Keeps the MRs the buffers resolve to until the copies are done. */
 	rcu_read_lock();
 	switch (swqe->wr_opcode) {
@@ -383,17 +380,19 @@ static enum ib_wc_status ibdevsim_rc_try(struct ibdevsim_qp *qp,
 	pkt = ibdevsim_pkt_alloc(0, GFP_KERNEL);
 	if (!pkt)
 		return IB_WC_LOC_QP_OP_ERR;
+	init_completion(&op.done);
 	pkt->rc = &op;
 	pkt->dlid = qp->dlid;
 	pkt->sl = qp->sl;
 	pkt->src_qpn = qp->ibqp.qp_num;
 	pkt->dest_qpn = qp->dest_qpn;
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&port->node->lock, flags);
 	pkt->slid = port->st.lid | qp->path_bits;
 	pkt->pkey = port->pkeys[qp->pkey_index % IBDEVSIM_PKEY_TBL_LEN];
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
-	/* Synchronous: RC packets skip the fault knobs' delay queue. */
+	spin_unlock_irqrestore(&port->node->lock, flags);
+	/* RC packets skip the fault knobs, so they are never delayed. */
 	ibdevsim_xmit(port, pkt);
+	wait_for_completion(&op.done);
 	return op.status;
 }
 

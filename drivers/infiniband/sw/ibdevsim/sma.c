@@ -6,8 +6,8 @@
  * An HCA's agents answer through the device's process_mad(), which the
  * MAD layer calls for each MAD received on QP0 and QP1 and for the SMPs
  * its own port sends to itself.  A switch's agents answer the packets the
- * fabric hands to its port 0.  Both read and change the fabric state under
- * ibdevsim_fabric_lock.
+ * fabric hands to its port 0.  Both read and change their node's state
+ * under the node's lock; no agent touches another node.
  */
 
 #include <linux/slab.h>
@@ -482,7 +482,7 @@ int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,
 	if (in->mad_hdr.base_version != IB_MGMT_BASE_VERSION)
 		return IB_MAD_RESULT_SUCCESS;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, irqflags);
+	spin_lock_irqsave(&node->lock, irqflags);
 	switch (in->mad_hdr.mgmt_class) {
 	case IB_MGMT_CLASS_SUBN_LID_ROUTED:
 	case IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE:
@@ -500,7 +500,7 @@ int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,
 		verdict = IBDEVSIM_SMA_PASS;
 		break;
 	}
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, irqflags);
+	spin_unlock_irqrestore(&node->lock, irqflags);
 	ibdevsim_port_events(chg_port, chg);
 
 	switch (verdict) {
@@ -530,7 +530,7 @@ static atomic_t ibdevsim_trap_tid = ATOMIC_INIT(0);
  * SM's TrapRepress is consumed by ibdevsim_sma_locked(); the trap is not
  * repeated.
  *
- * Context: process context; takes ibdevsim_fabric_lock.
+ * Context: process context; takes the port's node lock.
  */
 void ibdevsim_sma_trap144(struct ibdevsim_port *port)
 {
@@ -557,10 +557,10 @@ void ibdevsim_sma_trap144(struct ibdevsim_port *port)
 	pkt->vl15 = true;
 	pkt->pkey = IB_DEFAULT_PKEY_FULL;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&port->node->lock, flags);
 	if (port->st.state != IB_PORT_ACTIVE || !port->st.lid ||
 	    !port->st.sm_lid) {
-		spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+		spin_unlock_irqrestore(&port->node->lock, flags);
 		kfree(pkt);
 		return;
 	}
@@ -571,7 +571,7 @@ void ibdevsim_sma_trap144(struct ibdevsim_port *port)
 	pkt->slid = port->st.lid;
 	pkt->dlid = port->st.sm_lid;
 	pkt->sl = port->st.sm_sl;
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&port->node->lock, flags);
 	ibdevsim_xmit(port, pkt);
 }
 
@@ -580,7 +580,7 @@ void ibdevsim_sma_trap144(struct ibdevsim_port *port)
  * @in: the port the packet came in on
  * @pkt: the packet (an SMP, or a PerfMgt MAD to QP1)
  *
- * Context: ibdevsim_fabric_lock held.
+ * Context: the switch's node lock held.
  * Return: the answer, addressed back to the sender (the caller routes it),
  * or NULL when there is none.
  */

@@ -8,8 +8,10 @@
  * post_send() copies the payload into a packet and queues it; the QP's
  * send work puts it on the wire (ibdevsim_xmit()) and completes it, never
  * under the caller's locks.  A packet arriving at a port is copied into
- * the destination QP's oldest posted receive by
- * ibdevsim_qp_deliver_locked().
+ * the destination QP's oldest posted receive by ibdevsim_qp_deliver(), in
+ * the receive work of the port (fabric.c).  Completion handlers are called
+ * with bottom halves off and no simulator lock held, as a hardware
+ * driver calls them from its interrupt.
  *
  * The queues are accounted as hardware accounts them: a send queue slot
  * is free again only when the WQE's completion, or that of a later
@@ -72,7 +74,7 @@ static int ibdevsim_query_port(struct ib_device *ibdev, u32 port_num,
 	struct ibdevsim_port *port = &to_hca(ibdev)->node->ports[port_num];
 	unsigned long flags;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&port->node->lock, flags);
 	attr->state = port->st.state;
 	attr->phys_state = port->st.phys_state;
 	attr->max_mtu = IB_MTU_4096;
@@ -92,7 +94,7 @@ static int ibdevsim_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->subnet_timeout = port->st.subnet_timeout;
 	attr->active_width = IB_WIDTH_4X;
 	attr->active_speed = IB_SPEED_QDR;
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&port->node->lock, flags);
 	return 0;
 }
 
@@ -106,14 +108,14 @@ static int ibdevsim_modify_port(struct ib_device *ibdev, u32 port_num,
 
 	if (mask & IB_PORT_SHUTDOWN)
 		return -EOPNOTSUPP;
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&port->node->lock, flags);
 	old = port->st.cap_mask;
 	port->st.cap_mask |= props->set_port_cap_mask;
 	port->st.cap_mask &= ~props->clr_port_cap_mask;
 	changed = port->st.cap_mask != old;
 	if (mask & IB_PORT_RESET_QKEY_CNTR)
 		port->st.qkey_violations = 0;
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&port->node->lock, flags);
 	if (changed)
 		ibdevsim_sma_trap144(port);
 	return 0;
@@ -127,10 +129,10 @@ static int ibdevsim_modify_device(struct ib_device *ibdev, int mask,
 
 	if (mask & ~IB_DEVICE_MODIFY_NODE_DESC)
 		return -EOPNOTSUPP;
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&node->lock, flags);
 	memcpy(node->desc, props->node_desc, IB_DEVICE_NODE_DESC_MAX);
 	memcpy(ibdev->node_desc, props->node_desc, IB_DEVICE_NODE_DESC_MAX);
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&node->lock, flags);
 	return 0;
 }
 
@@ -142,10 +144,10 @@ static int ibdevsim_query_gid(struct ib_device *ibdev, u32 port_num,
 
 	if (index)
 		return -EINVAL;
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&node->lock, flags);
 	gid->global.subnet_prefix =
 		cpu_to_be64(node->ports[port_num].st.gid_prefix);
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&node->lock, flags);
 	gid->global.interface_id = cpu_to_be64(node->guid + port_num);
 	return 0;
 }
@@ -158,9 +160,9 @@ static int ibdevsim_query_pkey(struct ib_device *ibdev, u32 port_num,
 
 	if (index >= IBDEVSIM_PKEY_TBL_LEN)
 		return -EINVAL;
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&node->lock, flags);
 	*pkey = node->ports[port_num].pkeys[index];
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&node->lock, flags);
 	return 0;
 }
 
@@ -336,8 +338,12 @@ VISIBLE_IF_KUNIT bool ibdevsim_cq_add(struct ibdevsim_cq *cq,
 		notify = true;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
-	if (notify && cq->ibcq.comp_handler)
+	/* As from the HCA's interrupt: softirqs it raises run on return. */
+	if (notify && cq->ibcq.comp_handler) {
+		local_bh_disable();
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		local_bh_enable();
+	}
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_cq_add);
@@ -351,7 +357,7 @@ EXPORT_SYMBOL_IF_KUNIT(ibdevsim_cq_add);
  * Calls the CQ's handler if it was armed.  A completion that does not fit
  * is lost and the CQ raises IB_EVENT_CQ_ERR.
  *
- * Context: any; no QP's sq_lock held.
+ * Context: process or bottom half, interrupts on, no simulator lock held.
  */
 void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
 		      bool solicited)
@@ -550,17 +556,22 @@ static void ibdevsim_sq_retire(struct ibdevsim_qp *qp,
 static void ibdevsim_qp_sq_error(struct ibdevsim_qp *qp,
 				 struct list_head *stopped)
 {
+	struct ibdevsim_node *node = qp->hca->node;
 	unsigned long flags;
+	bool stop = false;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
-	spin_lock(&qp->sq_lock);
+	spin_lock_irqsave(&qp->sq_lock, flags);
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) {
 		qp->state = IB_QPS_SQE;
-		qp->hca->node->ports[qp->port].sq_errors++;
 		list_splice_init(&qp->sendq, stopped);
+		stop = true;
 	}
-	spin_unlock(&qp->sq_lock);
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (!stop)
+		return;
+	spin_lock_irqsave(&node->lock, flags);
+	node->ports[qp->port].sq_errors++;
+	spin_unlock_irqrestore(&node->lock, flags);
 }
 
 /* The QP's send work: put queued sends on the wire and complete them. */
@@ -675,14 +686,14 @@ static int ibdevsim_create_qp(struct ib_qp *ibqp,
 		struct ibdevsim_qp **slot;
 
 		slot = init->qp_type == IB_QPT_SMI ? &port->qp0 : &port->qp1;
-		spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+		spin_lock_irqsave(&hca->node->lock, flags);
 		if (*slot) {
-			spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+			spin_unlock_irqrestore(&hca->node->lock, flags);
 			ret = -EBUSY;
 			goto err_free;
 		}
 		*slot = qp;
-		spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+		spin_unlock_irqrestore(&hca->node->lock, flags);
 		ibqp->qp_num = init->qp_type == IB_QPT_SMI ? 0 : 1;
 	}
 	cap->max_send_sge = qp->max_send_sge;
@@ -694,15 +705,18 @@ err_free:
 	return ret;
 }
 
-/* Drop an attachment; ibdevsim_fabric_lock held. */
+/*
+ * Drop an attachment; the node lock held.  The receive side may still be
+ * walking past it: it is freed after a grace period.
+ */
 static void ibdevsim_mcast_del_locked(struct ibdevsim_hca *hca,
 				      struct ibdevsim_mcast_att *att)
 {
-	lockdep_assert_held(&ibdevsim_fabric_lock);
-	list_del(&att->list);
+	lockdep_assert_held(&hca->node->lock);
+	list_del_rcu(&att->list);
 	if (!ibdevsim_mcast_grp_used(&hca->mcast, &att->mgid))
 		hca->mcast_ngrps--;
-	kfree(att);
+	kfree_rcu(att, rcu);
 }
 
 static int ibdevsim_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid,
@@ -722,19 +736,19 @@ static int ibdevsim_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid,
 	att->mlid = lid;
 	att->qp = qp;
 	att->refs = 1;
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&hca->node->lock, flags);
 	ret = ibdevsim_mcast_attach_check(&hca->mcast, hca->mcast_ngrps, gid,
 					  lid, qp, ibqp->qp_type == IB_QPT_UD,
 					  &dup, &new_grp);
 	if (!ret && dup) {
 		dup->refs++;
 	} else if (!ret) {
-		list_add_tail(&att->list, &hca->mcast);
+		list_add_tail_rcu(&att->list, &hca->mcast);
 		if (new_grp)
 			hca->mcast_ngrps++;
 		att = NULL;
 	}
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&hca->node->lock, flags);
 	kfree(att);
 	return ret;
 }
@@ -748,18 +762,18 @@ static int ibdevsim_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid,
 	unsigned long flags;
 	int ret = 0;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&hca->node->lock, flags);
 	att = ibdevsim_mcast_find(&hca->mcast, gid, lid, qp);
 	if (!att)
 		ret = -EINVAL;
 	else if (!--att->refs)
 		ibdevsim_mcast_del_locked(hca, att);
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&hca->node->lock, flags);
 	return ret;
 }
 
 /**
- * ibdevsim_mcast_recv_locked() - a multicast datagram reaches an HCA port
+ * ibdevsim_mcast_recv() - a multicast datagram reaches an HCA port
  * @in: the port
  * @pkt: the packet (to QP 0xffffff, its DLID a multicast LID)
  *
@@ -768,48 +782,61 @@ static int ibdevsim_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid,
  * unicast datagram: P_Key checked against the port's table (once), Q_Key
  * against each QP's.  A group without members here drops the packet.
  *
- * Context: ibdevsim_fabric_lock held.
+ * Context: the port's receive work, in an RCU read section; no lock held.
  */
-void ibdevsim_mcast_recv_locked(struct ibdevsim_port *in,
-				const struct ibdevsim_pkt *pkt)
+void ibdevsim_mcast_recv(struct ibdevsim_port *in,
+			 const struct ibdevsim_pkt *pkt)
 {
 	const union ib_gid *dgid = pkt->has_grh ? &pkt->grh.dgid : NULL;
 	struct ibdevsim_hca *hca = in->node->hca;
 	struct ibdevsim_mcast_att *att;
+	u32 qkey_violations = 0;
+	unsigned long flags;
 	int pkey_index;
 
-	lockdep_assert_held(&ibdevsim_fabric_lock);
+	spin_lock_irqsave(&in->node->lock, flags);
 	pkey_index = ibdevsim_pkey_find(in->pkeys, IBDEVSIM_PKEY_TBL_LEN,
 					pkt->pkey);
-	list_for_each_entry(att, &hca->mcast, list) {
+	spin_unlock_irqrestore(&in->node->lock, flags);
+	list_for_each_entry_rcu(att, &hca->mcast, list) {
 		struct ibdevsim_qp *qp = att->qp;
 
 		if (qp->port != in->num ||
 		    !ibdevsim_mcast_match(att, pkt->dlid, dgid))
 			continue;
 		if (pkey_index < 0) {
+			spin_lock_irqsave(&in->node->lock, flags);
 			in->st.pkey_violations++;
 			in->cnt.rcv_errors++;
+			spin_unlock_irqrestore(&in->node->lock, flags);
 			return;
 		}
 		if (pkt->qkey != qp->qkey) {
-			in->st.qkey_violations++;
+			qkey_violations++;
 			continue;
 		}
-		ibdevsim_qp_deliver_locked(qp, pkt, pkey_index, in->num);
+		ibdevsim_qp_deliver(qp, pkt, pkey_index, in->num);
 	}
+	if (!qkey_violations)
+		return;
+	spin_lock_irqsave(&in->node->lock, flags);
+	in->st.qkey_violations += qkey_violations;
+	spin_unlock_irqrestore(&in->node->lock, flags);
 }
 
 /*
  * A QP reset or destroyed: its sends that never ran are freed, its
  * receives dropped, its completions taken out of its CQs, and every send
- * queue slot is free again.
+ * queue slot is free again.  The ports' receive work is flushed first, so
+ * that a packet it was delivering when the QP left its state adds nothing
+ * to the CQs afterwards.
  */
 static void ibdevsim_qp_reset_queues(struct ibdevsim_qp *qp)
 {
 	unsigned long flags;
 
 	cancel_work_sync(&qp->send_work);
+	ibdevsim_hca_rx_flush(qp->hca->node);
 	ibdevsim_sq_drain(qp);
 	ibdevsim_rq_drain(qp, false);
 	ibdevsim_cq_clean(to_cq(qp->ibqp.send_cq), qp);
@@ -828,25 +855,26 @@ static int ibdevsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct ibdevsim_mcast_att *att, *tmp;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&qp->hca->node->lock, flags);
 	/* The core refuses while attached; drop what a bad caller left. */
 	list_for_each_entry_safe(att, tmp, &qp->hca->mcast, list)
 		if (att->qp == qp)
 			ibdevsim_mcast_del_locked(qp->hca, att);
-	if (ibqp->qp_type == IB_QPT_SMI && port->qp0 == qp) {
+	if (ibqp->qp_type == IB_QPT_SMI && port->qp0 == qp)
 		port->qp0 = NULL;
-	} else if (ibqp->qp_type == IB_QPT_GSI && port->qp1 == qp) {
+	else if (ibqp->qp_type == IB_QPT_GSI && port->qp1 == qp)
 		port->qp1 = NULL;
-	} else if (ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_RC) {
-		xa_lock(&qp->hca->qps);
-		__xa_erase(&qp->hca->qps, ibqp->qp_num);
-		xa_unlock(&qp->hca->qps);
-	}
-	spin_lock(&qp->sq_lock);
+	spin_unlock_irqrestore(&qp->hca->node->lock, flags);
+	if (ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_RC)
+		xa_erase_irq(&qp->hca->qps, ibqp->qp_num);
+	spin_lock_irqsave(&qp->sq_lock, flags);
 	qp->state = IB_QPS_ERR;
-	spin_unlock(&qp->sq_lock);
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
-	/* Unreachable now: no new event can be raised. */
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	/*
+	 * Unreachable now: once the receive work that may have found it is
+	 * flushed, no new event can be raised.
+	 */
+	ibdevsim_hca_rx_flush(qp->hca->node);
 	cancel_work_sync(&qp->event_work);
 	ibdevsim_qp_reset_queues(qp);
 	kvfree(qp->rq);
@@ -871,8 +899,7 @@ static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	    (attr->port_num < 1 || attr->port_num > qp->hca->node->nports))
 		return -EINVAL;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
-	spin_lock(&qp->sq_lock);
+	spin_lock_irqsave(&qp->sq_lock, flags);
 	if (mask & IB_QP_PKEY_INDEX)
 		qp->pkey_index = attr->pkey_index;
 	if ((mask & IB_QP_PORT) &&
@@ -891,11 +918,13 @@ static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qp->rnr_retry = attr->rnr_retry;
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
-	if (next == IB_QPS_RESET)
-		qp->comm_est = false;
 	qp->state = next;
-	spin_unlock(&qp->sq_lock);
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (next == IB_QPS_RESET) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		qp->comm_est = false;
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+	}
 
 	if (next == IB_QPS_ERR) {
 		ibdevsim_rq_drain(qp, true);
@@ -975,7 +1004,7 @@ static struct ibdevsim_pkt *ibdevsim_build_pkt(struct ibdevsim_qp *qp,
 	if (pkey_index >= IBDEVSIM_PKEY_TBL_LEN)
 		*status = IB_WC_LOC_QP_OP_ERR;
 
-	spin_lock_irqsave(&ibdevsim_fabric_lock, flags);
+	spin_lock_irqsave(&port->node->lock, flags);
 	pkt->slid = port->st.lid | rdma_ah_get_path_bits(aa);
 	pkt->pkey = pkt->vl15 ? IB_DEFAULT_PKEY_FULL :
 		    port->pkeys[pkey_index % IBDEVSIM_PKEY_TBL_LEN];
@@ -995,7 +1024,7 @@ static struct ibdevsim_pkt *ibdevsim_build_pkt(struct ibdevsim_qp *qp,
 			cpu_to_be64(qp->hca->node->guid + qp->port);
 		pkt->grh.dgid = g->dgid;
 	}
-	spin_unlock_irqrestore(&ibdevsim_fabric_lock, flags);
+	spin_unlock_irqrestore(&port->node->lock, flags);
 	return pkt;
 }
 
@@ -1126,7 +1155,7 @@ static int ibdevsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 }
 
 /**
- * ibdevsim_qp_deliver_locked() - a packet lands in a QP's receive queue
+ * ibdevsim_qp_deliver() - a packet lands in a QP's receive queue
  * @qp: the destination QP
  * @pkt: the packet
  * @pkey_index: the index of the packet's P_Key in the port's table
@@ -1136,25 +1165,30 @@ static int ibdevsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
  * packet has a GRH) and then the payload.  A packet for a QP that is not
  * ready to receive or has no receive posted is dropped, as on the wire.
  *
- * Context: ibdevsim_fabric_lock held.
+ * Context: the receive work of @port, in an RCU read section; no lock
+ * held.
  */
-void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
-				const struct ibdevsim_pkt *pkt,
-				u16 pkey_index, u8 port)
+void ibdevsim_qp_deliver(struct ibdevsim_qp *qp,
+			 const struct ibdevsim_pkt *pkt,
+			 u16 pkey_index, u8 port)
 {
 	struct ibdevsim_port *p = &qp->hca->node->ports[port];
 	struct ibdevsim_seg segs[IBDEVSIM_MAX_SGE], from[2];
+	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct ibdevsim_rwqe *rwqe;
 	struct ib_wc wc = {};
+	unsigned long flags;
 	u32 i, room = 0;
 
-	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
-	    qp->state != IB_QPS_SQD && qp->state != IB_QPS_SQE)
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	    state != IB_QPS_SQD && state != IB_QPS_SQE)
 		return;
-	spin_lock(&qp->rq_lock);
+	spin_lock_irqsave(&qp->rq_lock, flags);
 	if (!qp->rq_count) {
-		spin_unlock(&qp->rq_lock);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		spin_lock_irqsave(&p->node->lock, flags);
 		p->cnt.rcv_errors++;
+		spin_unlock_irqrestore(&p->node->lock, flags);
 		return;
 	}
 	rwqe = ibdevsim_rq_slot(qp, qp->rq_head);
@@ -1183,7 +1217,7 @@ void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
 	}
 	rcu_read_unlock();
 	wc.wr_id = rwqe->wr_id;
-	spin_unlock(&qp->rq_lock);
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
 
 	wc.opcode = IB_WC_RECV;
 	wc.byte_len = sizeof(struct ib_grh) + pkt->len;
@@ -1191,7 +1225,7 @@ void ibdevsim_qp_deliver_locked(struct ibdevsim_qp *qp,
 	wc.src_qp = pkt->src_qpn;
 	wc.slid = pkt->slid;
 	wc.sl = pkt->sl;
-	wc.dlid_path_bits = pkt->dlid & ((1U << p->st.lmc) - 1);
+	wc.dlid_path_bits = pkt->dlid & ((1U << READ_ONCE(p->st.lmc)) - 1);
 	wc.pkey_index = pkey_index;
 	wc.port_num = port;
 	if (pkt->has_grh)
