@@ -6,7 +6,10 @@
 # port 1 logs in with the line srp_daemon would print (id_ext, ioc_guid,
 # dgid, pkey, service_id): the SA gives the path, IB CM connects the RC
 # QPs through the switch, SRP IUs move by SEND and data by RDMA WRITE and
-# READ.  4 MiB written with O_DIRECT read back identical; logout.  A
+# READ.  4 MiB written with O_DIRECT read back identical; under 3 s of
+# parallel reads the receive works of the two HCA ports (each port
+# receives in its own context, as hardware does) are traced running at
+# the same moment on the VM's two CPUs; logout.  A
 # second login with QP1 held back 1 s on the initiator's cable: its first
 # SRP request reaches the target's QP before the RTU, ibdevsim raises
 # COMM_EST and ib_srpt passes it to the CM, which then counts the late
@@ -19,7 +22,7 @@
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 14
+tap_plan 15
 
 g0=0002c90300001000
 tgid=fe800000000000000002c90300002001
@@ -66,6 +69,66 @@ mixed() {
 	cmp -n $((1 << 20)) /tmp/pattern /tmp/back2
 }
 tap_check "4 KiB writes and 512-byte reads at an offset" mixed
+
+# Each HCA port receives in its own work, as a real port's receive side
+# runs on its own interrupt: with reads in flight both ways (SRP commands
+# to the target's port, RDMA WRITEs and responses to the initiator's),
+# the two ports' receive works must be seen running at the same moment on
+# the two CPUs.  From the workqueue trace events.
+tr=/sys/kernel/tracing
+concurrent_rx() {
+	local e pids=() i out
+
+	[ -n "$disk" ] || return 1
+	[ -d $tr/events ] || mount -t tracefs nodev $tr || return 1
+	echo 8192 >$tr/buffer_size_kb && echo >$tr/trace || return 1
+	for e in workqueue_execute_start workqueue_execute_end; do
+		echo 1 >$tr/events/workqueue/$e/enable || return 1
+	done
+	for i in 1 2 3; do
+		timeout 3 bash -c "while dd if=/dev/$disk of=/dev/null bs=256k \
+			count=16 skip=$((i * 16)) iflag=direct status=none; do :; done" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	for e in workqueue_execute_start workqueue_execute_end; do
+		echo 0 >$tr/events/workqueue/$e/enable
+	done
+	# A port's receive work starting while another port's has started
+	# and not ended, on another CPU: the two ran at once.  (Tracked by
+	# work, not by CPU: an unbound worker may move while it runs.)
+	out=$(grep ibdevsim_rx_work $tr/trace | awk '
+		{
+			if (!match($0, /\[[0-9]+\]/))
+				next
+			cpu = substr($0, RSTART + 1, RLENGTH - 2) + 0
+			if (!match($0, /work struct [0-9a-fx]+/))
+				next
+			w = substr($0, RSTART + 12, RLENGTH - 12)
+		}
+		/workqueue_execute_start/ {
+			runs++
+			ports[w] = 1
+			for (o in active)
+				if (o != w && active[o] != cpu)
+					overlap++
+			active[w] = cpu
+		}
+		/workqueue_execute_end/ { delete active[w] }
+		END {
+			n = 0
+			for (w in ports)
+				n++
+			printf "%d %d %d\n", runs, n, overlap
+		}')
+	echo >$tr/trace
+	read -r runs nports overlap <<<"$out"
+	echo "receive work runs: ${runs:-0} on ${nports:-0} ports;" \
+	     "started while another port's ran on the other CPU: ${overlap:-0}"
+	[ "${nports:-0}" -ge 2 ] && [ "${overlap:-0}" -ge 1 ]
+}
+tap_here "the two ports' receive sides run at once on both CPUs (3 s of reads)" \
+	concurrent_rx
 
 tap_check "ib_srp logs out" ms_srp_logout
 
