@@ -18,6 +18,8 @@
 
 #include <linux/slab.h>
 
+#include <kunit/visibility.h>
+
 #include "ibdevsim.h"
 
 /* Runs the send queues of all QPs, and the QPs' and CQs' events. */
@@ -49,6 +51,7 @@ struct ibdevsim_pkt *ibdevsim_pkt_alloc(u32 len, gfp_t gfp)
 	INIT_LIST_HEAD(&pkt->list);
 	return pkt;
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_pkt_alloc);
 
 /**
  * ibdevsim_pkt_free() - free a packet the fabric is done with
@@ -71,6 +74,7 @@ void ibdevsim_pkt_free(struct ibdevsim_pkt *pkt)
 	if (op)
 		complete(&op->done);
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_pkt_free);
 
 /**
  * ibdevsim_port_init() - give a new port its power-on state
@@ -114,6 +118,7 @@ void ibdevsim_port_init(struct ibdevsim_port *port, struct ibdevsim_node *node,
 	}
 	port->pkeys[0] = IB_DEFAULT_PKEY_FULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_port_init);
 
 /**
  * ibdevsim_port_set_state_locked() - change a port's logical state
@@ -725,6 +730,7 @@ void ibdevsim_walk(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
 		out = pkt->via;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_walk);
 
 /**
  * ibdevsim_xmit() - send a packet out of an HCA port

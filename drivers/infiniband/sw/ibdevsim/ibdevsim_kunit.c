@@ -8,7 +8,9 @@
  * what the "link" knob accepts; and of its memory regions (mem.c): which
  * keys, PDs, rights and bounds are accepted, and copies across pages;
  * and of its completion queues (verbs.c): send queue slots freed when
- * completions are polled, and a QP's completions cleaned out in order.
+ * completions are polled, and a QP's completions cleaned out in order;
+ * and of the packet path (fabric.c): an RC request dropped anywhere in
+ * the fabric ends its requester's wait, counted where it was dropped.
  */
 
 #include <kunit/test.h>
@@ -688,6 +690,126 @@ static void cq_slots_and_clean(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ibdevsim_poll_cq(&cq->ibcq, 4, out), 0);
 }
 
+/* A switch node with @nports ports, no cable, an empty LFT. */
+static struct ibdevsim_node *fake_switch(struct kunit *test, u8 nports)
+{
+	struct ibdevsim_node *node;
+	int i;
+
+	node = kunit_kzalloc(test, struct_size(node, ports, nports + 1),
+			     GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node);
+	node->type = IBDEVSIM_NODE_SWITCH;
+	node->nports = nports;
+	spin_lock_init(&node->lock);
+	node->sw = kunit_kzalloc(test, sizeof(*node->sw), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node->sw);
+	node->sw->lft = kunit_kzalloc(test, IBDEVSIM_LFT_CAP, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node->sw->lft);
+	memset(node->sw->lft, 0xff, IBDEVSIM_LFT_CAP);
+	for (i = 0; i <= nports; i++)
+		ibdevsim_port_init(&node->ports[i], node, i);
+	return node;
+}
+
+/* An RC request packet whose operation waits to be told its end. */
+static struct ibdevsim_pkt *rc_pkt(struct kunit *test,
+				   struct ibdevsim_rc_op *op, u16 dlid)
+{
+	struct ibdevsim_pkt *pkt = ibdevsim_pkt_alloc(0, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, pkt);
+	op->status = IB_WC_RETRY_EXC_ERR;
+	init_completion(&op->done);
+	pkt->rc = op;
+	pkt->dlid = dlid;
+	return pkt;
+}
+
+static void walk_one(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
+{
+	rcu_read_lock();
+	ibdevsim_walk(out, pkt);
+	rcu_read_unlock();
+}
+
+/* Two switches cabled port 1 to port 1, both ends ACTIVE. */
+static void cable_active(struct ibdevsim_port *a, struct ibdevsim_port *b)
+{
+	a->peer = b;
+	b->peer = a;
+	a->st.state = IB_PORT_ACTIVE;
+	b->st.state = IB_PORT_ACTIVE;
+}
+
+/*
+ * Wherever the fabric drops an RC request, freeing its packet ends the
+ * requester's wait with IB_WC_RETRY_EXC_ERR, and the drop is counted
+ * where it happened: an uncabled port, a pulled cable, a far end not
+ * ACTIVE, a switch without a route.
+ */
+static void rc_drop_ends_request(struct kunit *test)
+{
+	struct ibdevsim_node *a = fake_switch(test, 2);
+	struct ibdevsim_node *b = fake_switch(test, 2);
+	struct ibdevsim_rc_op op;
+
+	ibdevsim_pkt_free(NULL);
+
+	/* No cable. */
+	walk_one(&a->ports[1], rc_pkt(test, &op, 5));
+	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
+	KUNIT_EXPECT_EQ(test, op.status, IB_WC_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_discards, 1);
+
+	/* The far end not ACTIVE, then the cable pulled. */
+	cable_active(&a->ports[1], &b->ports[1]);
+	b->ports[1].st.state = IB_PORT_ARMED;
+	walk_one(&a->ports[1], rc_pkt(test, &op, 5));
+	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
+	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_discards, 2);
+	b->ports[1].st.state = IB_PORT_ACTIVE;
+	a->ports[1].pulled = true;
+	walk_one(&a->ports[1], rc_pkt(test, &op, 5));
+	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
+	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_discards, 3);
+	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_pkts, 0);
+
+	/* Across the cable, no route at b: counted at b's input port. */
+	a->ports[1].pulled = false;
+	walk_one(&a->ports[1], rc_pkt(test, &op, 5));
+	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
+	KUNIT_EXPECT_EQ(test, op.status, IB_WC_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_pkts, 1);
+	KUNIT_EXPECT_EQ(test, b->ports[1].cnt.rcv_pkts, 1);
+	KUNIT_EXPECT_EQ(test, b->ports[1].cnt.rcv_errors, 1);
+
+	/* Routed by b out of its port 2, which has no cable. */
+	b->sw->lft[5] = 2;
+	b->sw->lft_top = 5;
+	walk_one(&a->ports[1], rc_pkt(test, &op, 5));
+	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
+	KUNIT_EXPECT_EQ(test, b->ports[1].cnt.rcv_pkts, 2);
+	KUNIT_EXPECT_EQ(test, b->ports[2].cnt.xmit_discards, 1);
+}
+
+/* A multicast copy at a switch is not made of an RC request. */
+static void rc_not_replicated(struct kunit *test)
+{
+	struct ibdevsim_node *a = fake_switch(test, 1);
+	struct ibdevsim_node *b = fake_switch(test, 3);
+	struct ibdevsim_rc_op op;
+
+	cable_active(&a->ports[1], &b->ports[1]);
+	b->sw->mft_top = IBDEVSIM_MCAST_LID_BASE;
+	b->sw->mft[0][0] = BIT(2) | BIT(3);
+	walk_one(&a->ports[1], rc_pkt(test, &op, IBDEVSIM_MCAST_LID_BASE));
+	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
+	KUNIT_EXPECT_EQ(test, op.status, IB_WC_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(test, b->ports[2].cnt.xmit_discards, 0);
+	KUNIT_EXPECT_EQ(test, b->ports[3].cnt.xmit_discards, 0);
+}
+
 static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
@@ -705,6 +827,8 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(mem_resolve_rules),
 	KUNIT_CASE(mem_seg_copy),
 	KUNIT_CASE(cq_slots_and_clean),
+	KUNIT_CASE(rc_drop_ends_request),
+	KUNIT_CASE(rc_not_replicated),
 	{}
 };
 
