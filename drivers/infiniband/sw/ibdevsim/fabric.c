@@ -184,7 +184,8 @@ void ibdevsim_port_events(struct ibdevsim_port *port, u32 chg)
 	struct ib_event ev = {};
 	int i;
 
-	if (!port || port->node->type != IBDEVSIM_NODE_HCA)
+	if (!port || port->node->type != IBDEVSIM_NODE_HCA ||
+	    READ_ONCE(port->node->gone))
 		return;
 	ev.device = &port->node->hca->ibdev;
 	ev.element.port_num = port->num;

@@ -305,6 +305,7 @@ struct ibdevsim_hca;
  * @hca: the HCA's ib_device side, NULL for a switch
  * @sw: forwarding state of a switch, NULL for an HCA
  * @debugfs: the node's directory of fault knobs, or NULL
+ * @gone: the node is being deleted: no event is raised for its ports
  * @lock: protects the state of the node's ports (struct ibdevsim_port
  *	  says which), the forwarding state of a switch, and an HCA's QP0
  *	  and QP1 pointers and multicast attachments.  Taken with interrupts
@@ -327,6 +328,7 @@ struct ibdevsim_node {
 	struct ibdevsim_hca *hca;
 	struct ibdevsim_switch *sw;
 	struct dentry *debugfs;
+	bool gone;
 	spinlock_t lock; /* see above */
 	struct ibdevsim_port ports[];
 };
@@ -773,6 +775,7 @@ extern atomic_t ibdevsim_removal_events_sent;
 
 int ibdevsim_hca_register(struct ibdevsim_node *node);
 void ibdevsim_hca_unregister(struct ibdevsim_node *node);
+void ibdevsim_hca_free(struct ibdevsim_node *node);
 void ibdevsim_mcast_recv(struct ibdevsim_port *in,
 			 const struct ibdevsim_pkt *pkt);
 void ibdevsim_qp_deliver(struct ibdevsim_qp *qp,

@@ -116,24 +116,30 @@ err_put:
 }
 
 /*
- * Unplug, unregister and free a node; ibdevsim_topo_mutex held.  Once the
+ * Unregister, unplug and free a node; ibdevsim_topo_mutex held.  An HCA's
+ * cables stay in while its ib_device is unregistered, as a real HCA's do
+ * while its driver is removed: MADs and CM REQs keep arriving at its
+ * QPs until each is destroyed.  Its receive side then stops; once the
  * cables are out and its delayed packets purged, a grace period ends the
- * walks that may still be at the node; its own receive side stops when
- * its ib_device, and so every QP, is gone.
+ * walks that may still be at the node.
  */
 static void ibdevsim_node_del(struct ibdevsim_node *node)
 {
 	int i;
 
 	list_del(&node->list);
-	for (i = 1; i <= node->nports; i++)
-		ibdevsim_cable_unplug(&node->ports[i]);
-	ibdevsim_fault_node_del(node);
-	synchronize_rcu();
 	if (node->hca) {
 		ibdevsim_hca_unregister(node);
 		ibdevsim_hca_rx_stop(node);
 	}
+	/* No event for its own ports: their device is gone. */
+	WRITE_ONCE(node->gone, true);
+	for (i = 1; i <= node->nports; i++)
+		ibdevsim_cable_unplug(&node->ports[i]);
+	ibdevsim_fault_node_del(node);
+	synchronize_rcu();
+	if (node->hca)
+		ibdevsim_hca_free(node);
 	device_del(&node->dev);
 	put_device(&node->dev);
 }

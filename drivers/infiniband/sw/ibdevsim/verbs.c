@@ -1383,8 +1383,9 @@ int ibdevsim_hca_register(struct ibdevsim_node *node)
 }
 
 /**
- * ibdevsim_hca_unregister() - remove an HCA node's ib_device
- * @node: the node (its cables already pulled)
+ * ibdevsim_hca_unregister() - unregister an HCA node's ib_device
+ * @node: the node, its cables still in: packets keep arriving while the
+ *	  clients' remove callbacks run
  *
  * With the removal_events knob set, port events keep coming while the
  * device is unregistered (see ibdevsim_removal_storm()).
@@ -1404,9 +1405,25 @@ void ibdevsim_hca_unregister(struct ibdevsim_node *node)
 	if (storm) {
 		WRITE_ONCE(hca->storm_stop, true);
 		flush_work(&hca->storm);
-		/* The events still queued in the core name this device. */
-		flush_workqueue(ib_wq);
 	}
+}
+
+/**
+ * ibdevsim_hca_free() - free an HCA node's ib_device
+ * @node: the node: device unregistered, receive side stopped, cables
+ *	  pulled and a grace period passed
+ *
+ * Context: ibdevsim_topo_mutex held.
+ */
+void ibdevsim_hca_free(struct ibdevsim_node *node)
+{
+	struct ibdevsim_hca *hca = node->hca;
+
+	/*
+	 * The port events the core still has queued (the storm's, or those
+	 * the SM's Sets raised while the device went) name this device.
+	 */
+	flush_workqueue(ib_wq);
 	xa_destroy(&hca->qps);
 	xa_destroy(&hca->mrs);
 	node->hca = NULL;

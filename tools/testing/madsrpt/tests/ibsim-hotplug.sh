@@ -18,12 +18,17 @@
 # LID_CHANGE on every port about every millisecond for the whole of
 # ib_unregister_device(), as hardware may; each cycle also checks that
 # ib_srpt took the new HCA (IsDeviceManagementSupported on both ports).
+# Then the removal under traffic: ibdevsim keeps an HCA's cables in while
+# its device is unregistered, and node 3 is deleted, 3 times, while
+# SMPs, PerfMgt GMPs and ib_srp's logins (CM REQs) keep reaching it; the
+# other HCAs' RDMA resources (rdma resource: PDs, CQs, QPs, MRs) must be
+# what they were before.
 # At the end ib_srpt still serves the fabric's other HCAs and unloads.
 # timeout: 400
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 8
+tap_plan 9
 
 cycles=${MS_HOTPLUG_CYCLES:-20}
 sys=/sys/bus/ibdevsim
@@ -129,6 +134,107 @@ no_agent_left() {
 # its DM agents in 20 cycles): the point claims a difference.
 tap_here "no MAD agent left behind (the MAD layer's agent trace events) [differs]" \
 	no_agent_left
+
+# Removal under traffic: ibdevsim keeps an HCA's cables in while its
+# ib_device is unregistered, so MADs and CM REQs keep arriving at its
+# QPs while the clients' remove callbacks run.  Node 3 comes up ACTIVE
+# (opensm sweeps it), then from ibdevsim0 port 1: SMPs and PerfMgt GMPs
+# to its LIDs (smpquery, perfquery: its SMA and PMA behind the MAD
+# layer's QP0 and QP1), and ib_srp logins to it (a PathRecord query and a
+# CM REQ each, which its ib_srpt rejects: no target there).  Node 3 is
+# deleted with all of that running.  Leaks are counted by the RDMA core,
+# whichever MAD layer runs: the other HCAs' PDs, CQs, QPs and MRs
+# (rdma resource) are back to what they were before the cycles.
+tcycles=${MS_HOTPLUG_TRAFFIC_CYCLES:-3}
+res_counts() {
+	rdma resource show | grep -E "ibdevsim[01]:" |
+		sed 's/^[0-9]*: //'
+}
+lid_of() {
+	cat /sys/class/infiniband/$1/ports/$2/lid
+}
+node3_active() {
+	local d p
+
+	d=$(hca3) || return 1
+	for p in 1 2; do
+		grep -q ACTIVE /sys/class/infiniband/$d/ports/$p/state &&
+			[ $(($(lid_of $d $p))) -gt 0 ] || return 1
+	done
+}
+# mads_to LID: SMPs and PerfMgt GMPs to LID until killed; one line per
+# answer in /tmp/answers.
+mads_to() {
+	local lid=$1
+
+	while :; do
+		smpquery -C ibdevsim0 -P 1 nodeinfo $lid >/dev/null 2>&1 &&
+			echo smp >>/tmp/answers
+		perfquery -C ibdevsim0 -P 1 $lid 1 >/dev/null 2>&1 &&
+			echo gmp >>/tmp/answers
+	done
+}
+# logins_to: ib_srp logins to node 3 until killed; one line per refusal.
+logins_to() {
+	local g=0002c90300003000 line
+
+	line="id_ext=$g,ioc_guid=$g,dgid=fe80000000000000${g%000}001"
+	line+=",pkey=ffff,service_id=$g"
+
+	while :; do
+		echo "$line" 2>/dev/null >/sys/class/infiniband_srp/srp-ibdevsim0-1/add_target ||
+			echo login >>/tmp/answers
+		sleep 0.05
+	done
+}
+live_traffic() {
+	grep -q smp /tmp/answers && grep -q gmp /tmp/answers &&
+		grep -q login /tmp/answers
+}
+traffic_cycles() {
+	local i d lid lid2 t0 pids before after
+
+	before=$(res_counts)
+	echo "before: $(tr '\n' ' ' <<<"$before")"
+	modprobe ib_srp never_register=1 || return 1
+	for ((i = 1; i <= tcycles; i++)); do
+		echo "3 2 0x0002c90300003000" >$sys/new_hca &&
+		echo "3 1 10 5" >$sys/new_cable &&
+		echo "3 2 10 6" >$sys/new_cable || return 1
+		if ! ms_wait 60 node3_active; then
+			echo "cycle $i: node 3 not ACTIVE"
+			return 1
+		fi
+		d=$(hca3)
+		lid=$(($(lid_of $d 1)))
+		lid2=$(($(lid_of $d 2)))
+		pids=()
+		: >/tmp/answers
+		mads_to $lid & pids+=($!)
+		mads_to $lid2 & pids+=($!)
+		logins_to & pids+=($!)
+		# Delete once the traffic is live: each kind answered.
+		ms_wait 20 live_traffic ||
+			echo "cycle $i: not every kind of traffic got through in 20 s"
+		t0=$(date +%s%N)
+		echo 3 >$sys/del_node || { kill "${pids[@]}"; return 1; }
+		kill "${pids[@]}" 2>/dev/null
+		for d in "${pids[@]}"; do wait "$d" 2>/dev/null; done
+		echo "cycle $i: node 3 (LIDs $lid, $lid2) deleted under traffic in" \
+		     "$((($(date +%s%N) - t0) / 1000000)) ms; before it went:" \
+		     "$(grep -c smp /tmp/answers) SMPs and" \
+		     "$(grep -c gmp /tmp/answers) PerfMgt GMPs answered," \
+		     "$(grep -c login /tmp/answers) logins refused"
+		live_traffic || return 1
+	done
+	modprobe -r ib_srp || return 1
+	ms_wait 20 eval '[ "$(res_counts)" = "$before" ]'
+	after=$(res_counts)
+	echo "after:  $(tr '\n' ' ' <<<"$after")"
+	[ "$after" = "$before" ]
+}
+tap_here "$tcycles x: node 3 deleted while SMPs, GMPs and CM REQs reach it; no RDMA resource left" \
+	traffic_cycles
 
 # ib_srpt still serves ibdevsim1: its DM agent answers IOUnitInfo.
 dm_still() {
