@@ -217,6 +217,21 @@ static u32 ibdevsim_cable_end(struct ibdevsim_port *port,
 	return chg;
 }
 
+/*
+ * Both ends of a cable changed: the events of HCA ends, and Trap 128 from
+ * a switch whose port's link came up or went down.
+ */
+static void ibdevsim_cable_changed(struct ibdevsim_port *a, u32 chg_a,
+				   struct ibdevsim_port *b, u32 chg_b)
+{
+	ibdevsim_port_events(a, chg_a);
+	ibdevsim_port_events(b, chg_b);
+	if (chg_a & IBDEVSIM_CHG_STATE)
+		ibdevsim_sma_trap128(a->node);
+	if ((chg_b & IBDEVSIM_CHG_STATE) && b->node != a->node)
+		ibdevsim_sma_trap128(b->node);
+}
+
 /**
  * ibdevsim_cable_plug() - join two ports with a cable
  * @a: one end
@@ -239,8 +254,7 @@ int ibdevsim_cable_plug(struct ibdevsim_port *a, struct ibdevsim_port *b)
 		return -EBUSY;
 	chg_a = ibdevsim_cable_end(a, b, false, true);
 	chg_b = ibdevsim_cable_end(b, a, false, true);
-	ibdevsim_port_events(a, chg_a);
-	ibdevsim_port_events(b, chg_b);
+	ibdevsim_cable_changed(a, chg_a, b, chg_b);
 	return 0;
 }
 
@@ -265,8 +279,7 @@ int ibdevsim_cable_unplug(struct ibdevsim_port *port)
 		return -ENOENT;
 	chg_a = ibdevsim_cable_end(port, NULL, false, false);
 	chg_b = ibdevsim_cable_end(peer, NULL, false, false);
-	ibdevsim_port_events(port, chg_a);
-	ibdevsim_port_events(peer, chg_b);
+	ibdevsim_cable_changed(port, chg_a, peer, chg_b);
 	return 0;
 }
 
@@ -294,8 +307,7 @@ int ibdevsim_cable_set_link(struct ibdevsim_port *port, bool up)
 		return 0;
 	chg_a = ibdevsim_cable_end(port, peer, !up, up);
 	chg_b = ibdevsim_cable_end(peer, port, !up, up);
-	ibdevsim_port_events(port, chg_a);
-	ibdevsim_port_events(peer, chg_b);
+	ibdevsim_cable_changed(port, chg_a, peer, chg_b);
 	return 0;
 }
 

@@ -766,6 +766,7 @@ int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,
 			 const struct ib_mad *in, struct ib_mad *out,
 			 size_t *out_size, u16 *out_pkey_index);
 void ibdevsim_sma_trap144(struct ibdevsim_port *port);
+void ibdevsim_sma_trap128(struct ibdevsim_node *node);
 struct ibdevsim_pkt *ibdevsim_switch_sma_locked(struct ibdevsim_port *in,
 						const struct ibdevsim_pkt *pkt);
 

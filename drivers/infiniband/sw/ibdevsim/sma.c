@@ -517,6 +517,37 @@ int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,
 /* Transaction IDs of the traps the SMAs of all HCAs send. */
 static atomic_t ibdevsim_trap_tid = ATOMIC_INIT(0);
 
+/*
+ * A generic notice (Trap) SMP with what every trap carries; the caller
+ * fills in the issuer and the details.
+ */
+static struct ibdevsim_pkt *ibdevsim_trap_alloc(u8 type, __be16 producer,
+						u16 trap_num)
+{
+	struct ib_mad_notice_attr *ntc;
+	struct ibdevsim_pkt *pkt;
+	struct ib_smp *smp;
+
+	pkt = ibdevsim_pkt_alloc(sizeof(*smp), GFP_KERNEL);
+	if (!pkt)
+		return NULL;
+	smp = (struct ib_smp *)pkt->data;
+	ntc = (struct ib_mad_notice_attr *)smp->data;
+	smp->base_version = IB_MGMT_BASE_VERSION;
+	smp->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	smp->class_version = 1;
+	smp->method = IB_MGMT_METHOD_TRAP;
+	smp->tid = cpu_to_be64(0x1dc0000000000000ULL |
+			       (u32)atomic_inc_return(&ibdevsim_trap_tid));
+	smp->attr_id = IB_SMP_ATTR_NOTICE;
+	ntc->generic_type = type;
+	ntc->prod_type_lsb = producer;
+	ntc->trap_num = cpu_to_be16(trap_num);
+	pkt->vl15 = true;
+	pkt->pkey = IB_DEFAULT_PKEY_FULL;
+	return pkt;
+}
+
 /**
  * ibdevsim_sma_trap144() - tell the SM that a port's capabilities changed
  * @port: an HCA port whose CapabilityMask has just changed
@@ -539,24 +570,11 @@ void ibdevsim_sma_trap144(struct ibdevsim_port *port)
 	struct ib_smp *smp;
 	unsigned long flags;
 
-	pkt = ibdevsim_pkt_alloc(sizeof(*smp), GFP_KERNEL);
+	pkt = ibdevsim_trap_alloc(IB_NOTICE_TYPE_INFO, IB_NOTICE_PROD_CA, 144);
 	if (!pkt)
 		return;
 	smp = (struct ib_smp *)pkt->data;
 	ntc = (struct ib_mad_notice_attr *)smp->data;
-	smp->base_version = IB_MGMT_BASE_VERSION;
-	smp->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
-	smp->class_version = 1;
-	smp->method = IB_MGMT_METHOD_TRAP;
-	smp->tid = cpu_to_be64(0x1dc0000000000000ULL |
-			       (u32)atomic_inc_return(&ibdevsim_trap_tid));
-	smp->attr_id = IB_SMP_ATTR_NOTICE;
-	ntc->generic_type = IB_NOTICE_TYPE_INFO;
-	ntc->prod_type_lsb = IB_NOTICE_PROD_CA;
-	ntc->trap_num = cpu_to_be16(144);
-	pkt->vl15 = true;
-	pkt->pkey = IB_DEFAULT_PKEY_FULL;
-
 	spin_lock_irqsave(&port->node->lock, flags);
 	if (port->st.state != IB_PORT_ACTIVE || !port->st.lid ||
 	    !port->st.sm_lid) {
@@ -573,6 +591,61 @@ void ibdevsim_sma_trap144(struct ibdevsim_port *port)
 	pkt->sl = port->st.sm_sl;
 	spin_unlock_irqrestore(&port->node->lock, flags);
 	ibdevsim_xmit(port, pkt);
+}
+
+/**
+ * ibdevsim_sma_trap128() - tell the SM that a switch port's link changed
+ * @node: a switch one of whose ports just trained or went down
+ *
+ * The switch's SMA sends Trap 128 (link state of a port changed) with its
+ * LID to the SM from its management port, LID-routed on VL15 through its
+ * own forwarding table, as a switch does when a cable is plugged or
+ * pulled: the SM then sweeps at once rather than at its next sweep.  Only
+ * a switch the SM has given a LID and its own LID (MasterSMLID) sends
+ * one; the SM's TrapRepress is consumed and the trap is not repeated.
+ *
+ * Context: process context, no node lock held; takes @node's lock.
+ */
+void ibdevsim_sma_trap128(struct ibdevsim_node *node)
+{
+	struct ibdevsim_port *port0 = &node->ports[0];
+	struct ib_mad_notice_attr *ntc;
+	struct ibdevsim_pkt *pkt;
+	struct ib_smp *smp;
+	unsigned long flags;
+	int out = 0;
+
+	if (node->type != IBDEVSIM_NODE_SWITCH || READ_ONCE(node->gone))
+		return;
+	pkt = ibdevsim_trap_alloc(IB_NOTICE_TYPE_URGENT,
+				  IB_NOTICE_PROD_SWITCH, 128);
+	if (!pkt)
+		return;
+	smp = (struct ib_smp *)pkt->data;
+	ntc = (struct ib_mad_notice_attr *)smp->data;
+	spin_lock_irqsave(&node->lock, flags);
+	if (port0->st.lid && port0->st.sm_lid)
+		out = ibdevsim_lft_lookup(node->sw->lft, IBDEVSIM_LFT_CAP,
+					  node->sw->lft_top, port0->st.sm_lid,
+					  node->nports, 0);
+	if (out > 0) {
+		smp->mkey = cpu_to_be64(port0->st.mkey);
+		ntc->issuer_lid = cpu_to_be16(port0->st.lid);
+		/* DataDetails of trap 128: the switch's LID, first. */
+		put_unaligned_be16(port0->st.lid,
+				   ntc->details.raw_data.details);
+		pkt->slid = port0->st.lid;
+		pkt->dlid = port0->st.sm_lid;
+		pkt->sl = port0->st.sm_sl;
+	}
+	spin_unlock_irqrestore(&node->lock, flags);
+	if (out <= 0) {
+		kfree(pkt);
+		return;
+	}
+	rcu_read_lock();
+	ibdevsim_walk(&node->ports[out], pkt);
+	rcu_read_unlock();
 }
 
 /**

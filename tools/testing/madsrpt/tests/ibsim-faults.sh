@@ -8,14 +8,15 @@
 # queries still get their answers, and the knobs' counters and the MAD
 # layer's retry counter show that losses happened.  Duplicated and
 # delayed MADs are answered too.  A send the HCA fails stops QP1's send
-# queue (SQE) and the MAD layer brings it back.  Then a cable is pulled (both ends DOWN)
-# and plugged back: opensm's next sweeps bring every port back ACTIVE and
-# DM queries cross the cable again.
+# queue (SQE) and the MAD layer brings it back.  Then a cable is pulled
+# (both ends DOWN) and plugged back: the switch sends Trap 128 for each
+# change, opensm sweeps for them and brings every port back ACTIVE, and DM
+# queries cross the cable again.
 # timeout: 400
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 18
+tap_plan 19
 
 ib=/sys/class/infiniband
 dbg=/sys/kernel/debug/ibdevsim
@@ -217,6 +218,7 @@ pulled() {
 	grep -q "cable 2 1 10 3 pulled" /sys/bus/ibdevsim/topology &&
 	! dm_ioc ibdevsim0 1 ibdevsim1 1 -t 200 -r 1
 }
+log_mark=$(wc -l </tmp/opensm.log)
 tap_check "pull the cable of ibdevsim1 port 1: DOWN, pulled, DM unreachable" pulled
 
 t0=$SECONDS
@@ -224,6 +226,17 @@ echo up >$dbg/node2/port1/link
 tap_check "plug it back: opensm's sweeps bring every port ACTIVE again" \
 	ms_wait 90 ms_ibsim_all_active
 echo "# back ACTIVE in $((SECONDS - t0)) s"
+# The switch told the SM of both link changes (Trap 128 from its SMA),
+# and opensm swept for them rather than waiting for its next sweep.
+trap128() {
+	local log
+
+	log=$(tail -n +$((log_mark + 1)) /tmp/opensm.log)
+	grep -E "num:128 .*Producer:2" <<<"$log"
+	[ "$(grep -cE "Received Generic Notice .*num:128 .*Producer:2" <<<"$log")" -ge 2 ]
+}
+tap_here "the switch sent Trap 128 for the pull and the plug; opensm logged both" \
+	trap128
 tap_check "DM profile across the replugged cable" \
 	dm_ioc ibdevsim0 1 ibdevsim1 1
 
