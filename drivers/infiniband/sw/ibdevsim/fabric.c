@@ -603,6 +603,9 @@ static struct ibdevsim_port *ibdevsim_switch_mcast(struct ibdevsim_port *in,
 		ibdevsim_mft_lookup(node->sw->mft, IBDEVSIM_MFT_CAP,
 				    node->sw->mft_top, pkt->dlid, node->nports,
 				    in->num);
+	/* Beyond the table: the switch cannot forward it, and counts that. */
+	if (pkt->dlid - IBDEVSIM_MCAST_LID_BASE >= IBDEVSIM_MFT_CAP)
+		in->cnt.rcv_errors++;
 	for (i = 1; i <= node->nports; i++) {
 		if (!(ports & BIT_ULL(i)))
 			continue;

@@ -39,7 +39,8 @@
 
 #include "ibdevsim.h"
 
-static struct dentry *ibdevsim_debugfs;
+/* /sys/kernel/debug/ibdevsim: the module's knobs and a directory per node. */
+struct dentry *ibdevsim_debugfs;
 
 /* Protects ibdevsim_delayq; taken inside a node lock. */
 static DEFINE_SPINLOCK(ibdevsim_delay_lock);

@@ -34,7 +34,8 @@
 #define IBDEVSIM_MTU			4096
 #define IBDEVSIM_MAX_HOPS		64
 #define IBDEVSIM_LFT_CAP		49152
-#define IBDEVSIM_MFT_CAP		256
+/* MulticastFDBCap: MLIDs for every group of a 1,024-host IPoIB subnet. */
+#define IBDEVSIM_MFT_CAP		4096
 #define IBDEVSIM_MFT_POSITIONS		3
 #define IBDEVSIM_DMA_LKEY		0x1000
 #define IBDEVSIM_MAX_SGE		8
@@ -47,7 +48,8 @@
 #define IBDEVSIM_MAX_MCAST_GRP		128
 #define IBDEVSIM_MAX_MCAST_QP_ATTACH	16
 #define IBDEVSIM_MAX_MCAST_ATTACH	512
-#define IBDEVSIM_MCAST_MAX_COPIES	1024
+/* Copies one multicast walk may make: a broadcast to 1,024 hosts and more. */
+#define IBDEVSIM_MCAST_MAX_COPIES	16384
 #define IBDEVSIM_SMP_LEN		sizeof(struct ib_smp)
 
 /* PortInfo values that never change in the simulator. */
@@ -269,7 +271,8 @@ struct ibdevsim_port {
  * @lft: the linear forwarding table, %IBDEVSIM_LFT_CAP entries (255: none)
  * @lft_top: LinearFDBTop
  * @mft_top: MulticastFDBTop
- * @mft: the multicast forwarding table: port masks by MLID and position
+ * @mft: the multicast forwarding table: port masks by MLID and position,
+ *	 %IBDEVSIM_MFT_CAP rows
  * @default_port: DefaultPort of SwitchInfo
  * @default_mcast_primary: DefaultMulticastPrimaryPort
  * @default_mcast_not_primary: DefaultMulticastNotPrimaryPort
@@ -283,7 +286,7 @@ struct ibdevsim_switch {
 	u8 *lft;
 	u16 lft_top;
 	u16 mft_top;
-	u16 mft[IBDEVSIM_MFT_CAP][IBDEVSIM_MFT_POSITIONS];
+	u16 (*mft)[IBDEVSIM_MFT_POSITIONS];
 	u8 default_port;
 	u8 default_mcast_primary;
 	u8 default_mcast_not_primary;
@@ -730,6 +733,7 @@ void ibdevsim_port_events(struct ibdevsim_port *port, u32 changes);
 u32 ibdevsim_port_set_state_locked(struct ibdevsim_port *port, u8 state);
 
 /* fault.c: fault knobs in debugfs and the queue of delayed packets */
+extern struct dentry *ibdevsim_debugfs;
 int ibdevsim_fault_init(void);
 void ibdevsim_fault_exit(void);
 void ibdevsim_fault_node_add(struct ibdevsim_node *node);

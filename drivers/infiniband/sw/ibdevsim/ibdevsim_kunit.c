@@ -707,6 +707,9 @@ static struct ibdevsim_node *fake_switch(struct kunit *test, u8 nports)
 	node->sw->lft = kunit_kzalloc(test, IBDEVSIM_LFT_CAP, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, node->sw->lft);
 	memset(node->sw->lft, 0xff, IBDEVSIM_LFT_CAP);
+	node->sw->mft = kunit_kcalloc(test, IBDEVSIM_MFT_CAP,
+				      sizeof(*node->sw->mft), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node->sw->mft);
 	for (i = 0; i <= nports; i++)
 		ibdevsim_port_init(&node->ports[i], node, i);
 	return node;

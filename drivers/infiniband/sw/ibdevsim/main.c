@@ -18,7 +18,9 @@
  * child.
  */
 
+#include <linux/debugfs.h>
 #include <linux/module.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/utsname.h>
 
@@ -45,8 +47,10 @@ static void ibdevsim_node_release(struct device *dev)
 	struct ibdevsim_node *node = container_of(dev, struct ibdevsim_node,
 						  dev);
 
-	if (node->sw)
+	if (node->sw) {
 		kvfree(node->sw->lft);
+		kvfree(node->sw->mft);
+	}
 	kfree(node->sw);
 	kfree(node);
 }
@@ -74,9 +78,17 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 		ibdevsim_port_init(&node->ports[i], node, i);
 	if (type == IBDEVSIM_NODE_SWITCH) {
 		node->sw = kzalloc(sizeof(*node->sw), GFP_KERNEL);
-		if (node->sw)
+		if (node->sw) {
 			node->sw->lft = kvmalloc(IBDEVSIM_LFT_CAP, GFP_KERNEL);
-		if (!node->sw || !node->sw->lft) {
+			node->sw->mft = kvcalloc(IBDEVSIM_MFT_CAP,
+						 sizeof(*node->sw->mft),
+						 GFP_KERNEL);
+		}
+		if (!node->sw || !node->sw->lft || !node->sw->mft) {
+			if (node->sw) {
+				kvfree(node->sw->lft);
+				kvfree(node->sw->mft);
+			}
 			kfree(node->sw);
 			kfree(node);
 			return -ENOMEM;
@@ -239,22 +251,27 @@ static ssize_t del_cable_store(const struct bus_type *bus, const char *buf,
 }
 static BUS_ATTR_WO(del_cable);
 
-static ssize_t topology_show(const struct bus_type *bus, char *buf)
+/*
+ * Hand the topology to @emit one line at a time, the nodes and then the
+ * cables (each once, from its lower end), until @emit says stop.
+ * ibdevsim_topo_mutex held: cables change only under it.
+ */
+static void ibdevsim_topology_walk(bool (*emit)(void *ctx, const char *line),
+				   void *ctx)
 {
 	struct ibdevsim_node *node;
-	int len = 0, i;
+	char line[96];
+	int i;
 
-	mutex_lock(&ibdevsim_topo_mutex);
+	lockdep_assert_held(&ibdevsim_topo_mutex);
 	list_for_each_entry(node, &ibdevsim_nodes, list) {
-		len += sysfs_emit_at(buf, len, "node %u %s %u 0x%016llx%s%s\n",
-				     node->id,
-				     node->hca ? "hca" : "switch",
-				     node->nports, node->guid,
-				     node->hca ? " " : "",
-				     node->hca ? dev_name(&node->hca->ibdev.dev) :
-						 "");
+		snprintf(line, sizeof(line), "node %u %s %u 0x%016llx%s%s\n",
+			 node->id, node->hca ? "hca" : "switch", node->nports,
+			 node->guid, node->hca ? " " : "",
+			 node->hca ? dev_name(&node->hca->ibdev.dev) : "");
+		if (!emit(ctx, line))
+			return;
 	}
-	/* Cables change only under ibdevsim_topo_mutex. */
 	list_for_each_entry(node, &ibdevsim_nodes, list) {
 		for (i = 1; i <= node->nports; i++) {
 			struct ibdevsim_port *peer = node->ports[i].peer;
@@ -262,16 +279,71 @@ static ssize_t topology_show(const struct bus_type *bus, char *buf)
 			if (!peer || peer->node->id < node->id ||
 			    (peer->node == node && peer->num < i))
 				continue;
-			len += sysfs_emit_at(buf, len, "cable %u %u %u %u%s\n",
-					     node->id, i, peer->node->id,
-					     peer->num,
-					     peer->pulled ? " pulled" : "");
+			snprintf(line, sizeof(line), "cable %u %u %u %u%s\n",
+				 node->id, i, peer->node->id, peer->num,
+				 peer->pulled ? " pulled" : "");
+			if (!emit(ctx, line))
+				return;
 		}
 	}
+}
+
+#define IBDEVSIM_TOPO_CUT \
+	"# cut: the whole topology is in /sys/kernel/debug/ibdevsim/topology\n"
+
+/* The sysfs page being filled, and whether the topology did not fit. */
+struct ibdevsim_topo_page {
+	char *buf;
+	size_t len;
+	bool cut;
+};
+
+static bool ibdevsim_topo_page_emit(void *ctx, const char *line)
+{
+	struct ibdevsim_topo_page *page = ctx;
+	size_t n = strlen(line);
+
+	if (page->len + n + sizeof(IBDEVSIM_TOPO_CUT) > PAGE_SIZE) {
+		page->cut = true;
+		return false;
+	}
+	memcpy(page->buf + page->len, line, n);
+	page->len += n;
+	return true;
+}
+
+/*
+ * The topology in a sysfs page.  A fabric too large for one page ends
+ * with a comment line that says so and where the whole of it is.
+ */
+static ssize_t topology_show(const struct bus_type *bus, char *buf)
+{
+	struct ibdevsim_topo_page page = { .buf = buf };
+
+	mutex_lock(&ibdevsim_topo_mutex);
+	ibdevsim_topology_walk(ibdevsim_topo_page_emit, &page);
 	mutex_unlock(&ibdevsim_topo_mutex);
-	return len;
+	if (page.cut)
+		page.len += sysfs_emit_at(buf, page.len, IBDEVSIM_TOPO_CUT);
+	return page.len;
 }
 static BUS_ATTR_RO(topology);
+
+static bool ibdevsim_topo_seq_emit(void *ctx, const char *line)
+{
+	seq_puts(ctx, line);
+	return true;
+}
+
+/* debugfs "topology": the same lines as the sysfs file, without a cut. */
+static int ibdevsim_topology_seq_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&ibdevsim_topo_mutex);
+	ibdevsim_topology_walk(ibdevsim_topo_seq_emit, m);
+	mutex_unlock(&ibdevsim_topo_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ibdevsim_topology_seq);
 
 static struct attribute *ibdevsim_bus_attrs[] = {
 	&bus_attr_new_hca.attr,
@@ -309,6 +381,8 @@ static int __init ibdevsim_init(void)
 	ret = bus_register(&ibdevsim_bus);
 	if (ret)
 		goto err_fault_exit;
+	debugfs_create_file("topology", 0400, ibdevsim_debugfs, NULL,
+			    &ibdevsim_topology_seq_fops);
 	return 0;
 
 err_fault_exit:

@@ -4,12 +4,13 @@
 # ibsim-fabric: ibdevsim's default fabric (two HCAs with two ports, one
 # 8-port switch, every HCA port cabled to it) brought up by opensm; then
 # ibstat, ibnetdiscover, smpquery (directed route and LID), ibroute,
-# saquery and perfquery against it.
+# saquery and perfquery against it.  Then 100 more switches: the sysfs
+# topology file stops at a page and says so, the debugfs one has it all.
 # timeout: 600
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 12
+tap_plan 13
 
 tap_check "ibdevsim loads, 2 HCAs, a switch, 4 cables" ms_ibsim_fabric
 ms_ibsim_opensm
@@ -65,6 +66,36 @@ xmit_moves() {
 tap_check "perfquery: PortXmitPkts counts the 20 SMP replies the port sent" xmit_moves
 
 tap_here "opensm stops within 20 s of SIGTERM" ms_ibsim_sm_stops "$smpid"
+
+# A topology larger than a page: 100 more switches in a chain.  The sysfs
+# file stops short with a comment saying where the whole of it is; the
+# debugfs file has every node and cable.
+big_topology() {
+	local i sysf=/sys/bus/ibdevsim/topology dbgf=/sys/kernel/debug/ibdevsim/topology
+	local s d
+
+	for ((i = 100; i < 200; i++)); do
+		echo "$i 2" >/sys/bus/ibdevsim/new_switch || return 1
+		((i == 100)) || echo "$((i - 1)) 2 $i 1" >/sys/bus/ibdevsim/new_cable ||
+			return 1
+	done
+	s=$(cat $sysf) && d=$(cat $dbgf) || return 1
+	echo "sysfs: $(wc -c <<<"$s") bytes, $(grep -c . <<<"$s") lines;" \
+	     "debugfs: $(wc -c <<<"$d") bytes, $(grep -c '^node' <<<"$d") nodes," \
+	     "$(grep -c '^cable' <<<"$d") cables"
+	tail -n 1 <<<"$s"
+	for ((i = 100; i < 200; i++)); do
+		echo $i >/sys/bus/ibdevsim/del_node || return 1
+	done
+	# 3 + 100 nodes, 4 + 99 cables; sysfs a prefix of it, marked cut.
+	[ "$(grep -c '^node' <<<"$d")" -eq 103 ] &&
+	[ "$(grep -c '^cable' <<<"$d")" -eq 103 ] &&
+	grep -q '^# cut: the whole topology is in /sys/kernel/debug/ibdevsim/topology$' <<<"$s" &&
+	[ "$(grep -v '^#' <<<"$s")" = "$(head -n $(($(grep -c . <<<"$s") - 1)) <<<"$d")" ] &&
+	[ "$(grep -c '^node' $sysf)" -eq 3 ]
+}
+tap_here "a 103-node topology: sysfs cut at a page and marked, debugfs whole" \
+	big_topology
 tap_check "ibdevsim unloads with its devices" rmmod ibdevsim
 tail -n 30 /tmp/opensm.log | sed 's/^/# /'
 tap_done
