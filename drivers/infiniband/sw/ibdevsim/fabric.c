@@ -383,13 +383,15 @@ static bool ibdevsim_qp_takes(const struct ibdevsim_qp *qp,
 
 /*
  * Find the QP a unicast or VL15 packet names at an HCA port, with the
- * P_Key and Q_Key checks, and count what it is refused for.  The QP stays
- * valid until the port's receive work returns (ibdevsim_destroy_qp()
- * flushes it).  Node lock of @in held.
+ * P_Key and Q_Key checks, and count what it is refused for.  QP1 takes
+ * any P_Key of the port's table; a UD or RC QP only that of its own
+ * P_Key index, as IBTA 10.9.3 says.  The QP stays valid until the port's
+ * receive work returns (ibdevsim_destroy_qp() flushes it).  Node lock of
+ * @in held.
  */
-static struct ibdevsim_qp *ibdevsim_hca_find_qp(struct ibdevsim_port *in,
-						const struct ibdevsim_pkt *pkt,
-						int *pkey_index)
+VISIBLE_IF_KUNIT struct ibdevsim_qp *
+ibdevsim_hca_find_qp(struct ibdevsim_port *in, const struct ibdevsim_pkt *pkt,
+		     int *pkey_index)
 {
 	struct ibdevsim_qp *qp;
 
@@ -414,8 +416,15 @@ static struct ibdevsim_qp *ibdevsim_hca_find_qp(struct ibdevsim_port *in,
 		qp = NULL;
 	if (qp && (qp->port != in->num || !ibdevsim_qp_takes(qp, pkt)))
 		qp = NULL;
-	*pkey_index = ibdevsim_pkey_find(in->pkeys, IBDEVSIM_PKEY_TBL_LEN,
-					 pkt->pkey);
+	if (qp && pkt->dest_qpn != 1)
+		*pkey_index = ibdevsim_pkey_match(in->pkeys[qp->pkey_index %
+							    IBDEVSIM_PKEY_TBL_LEN],
+						  pkt->pkey) ?
+			      qp->pkey_index : -1;
+	else
+		*pkey_index = ibdevsim_pkey_find(in->pkeys,
+						 IBDEVSIM_PKEY_TBL_LEN,
+						 pkt->pkey);
 	if (qp && *pkey_index < 0) {
 		in->st.pkey_violations++;
 		qp = NULL;
@@ -427,6 +436,7 @@ static struct ibdevsim_qp *ibdevsim_hca_find_qp(struct ibdevsim_port *in,
 		in->cnt.rcv_errors++;
 	return qp;
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_hca_find_qp);
 
 /*
  * The receive side of an HCA port takes a packet: find the QP and hand it

@@ -790,6 +790,9 @@ void ibdevsim_cq_post(struct ibdevsim_cq *cq, const struct ib_wc *wc,
 		      bool solicited);
 void ibdevsim_cq_clean(struct ibdevsim_cq *cq, const struct ibdevsim_qp *qp);
 #if IS_ENABLED(CONFIG_KUNIT)
+struct ibdevsim_qp *ibdevsim_hca_find_qp(struct ibdevsim_port *in,
+					 const struct ibdevsim_pkt *pkt,
+					 int *pkey_index);
 bool ibdevsim_cq_add(struct ibdevsim_cq *cq, const struct ib_wc *wc,
 		     bool solicited, struct ibdevsim_qp *sq, u32 sq_slots);
 int ibdevsim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
@@ -842,6 +845,7 @@ int ibdevsim_portinfo_apply(struct ibdevsim_port_state *st,
 void ibdevsim_nodeinfo_encode(struct ib_node_info *ni, u8 node_type,
 			      u8 nports, u64 guid, u64 port_guid,
 			      u16 partition_cap, u16 device_id, u8 local_port);
+bool ibdevsim_pkey_match(u16 mine, u16 pkey);
 int ibdevsim_pkey_find(const u16 *pkeys, u32 len, u16 pkey);
 
 /**

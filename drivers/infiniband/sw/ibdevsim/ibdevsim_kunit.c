@@ -10,7 +10,8 @@
  * and of its completion queues (verbs.c): send queue slots freed when
  * completions are polled, and a QP's completions cleaned out in order;
  * and of the packet path (fabric.c): an RC request dropped anywhere in
- * the fabric ends its requester's wait, counted where it was dropped.
+ * the fabric ends its requester's wait, counted where it was dropped,
+ * and a port finds the QP a packet names with its P_Key and Q_Key checks.
  */
 
 #include <kunit/test.h>
@@ -192,6 +193,17 @@ static void nodeinfo_and_pkeys(struct kunit *test)
 	/* Two limited members do not talk. */
 	KUNIT_EXPECT_EQ(test, ibdevsim_pkey_find(pkeys, 4, 0x0002), -1);
 	KUNIT_EXPECT_EQ(test, ibdevsim_pkey_find(pkeys, 4, 0x8000), -1);
+
+	/* A UD or RC QP's own entry: full or limited, one must be full. */
+	KUNIT_EXPECT_TRUE(test, ibdevsim_pkey_match(0x8001, 0x8001));
+	KUNIT_EXPECT_TRUE(test, ibdevsim_pkey_match(0x8001, 0x0001));
+	KUNIT_EXPECT_TRUE(test, ibdevsim_pkey_match(0x0001, 0x8001));
+	KUNIT_EXPECT_FALSE(test, ibdevsim_pkey_match(0x0001, 0x0001));
+	/* Another partition, or the invalid key, never. */
+	KUNIT_EXPECT_FALSE(test, ibdevsim_pkey_match(0x8001, 0x8002));
+	KUNIT_EXPECT_FALSE(test, ibdevsim_pkey_match(0xffff, 0x8001));
+	KUNIT_EXPECT_FALSE(test, ibdevsim_pkey_match(0x8000, 0x8000));
+	KUNIT_EXPECT_FALSE(test, ibdevsim_pkey_match(0, 0));
 }
 
 /**
@@ -813,6 +825,84 @@ static void rc_not_replicated(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, b->ports[3].cnt.xmit_discards, 0);
 }
 
+/*
+ * An HCA port with P_Keys 0xffff and 0x8001 finds the QP a packet names:
+ * a UD QP on P_Key index 1 takes only its own partition's packets (IBTA
+ * 10.9.3), QP1 any P_Key of the table; refusals are counted.
+ */
+static void find_qp_pkeys(struct kunit *test)
+{
+	struct ibdevsim_pkt pkt = { .dlid = 7 };
+	struct ibdevsim_qp *ud, *gsi, *qp;
+	struct ibdevsim_node *node;
+	struct ibdevsim_hca *hca;
+	struct ibdevsim_port *in;
+	int idx = -2;
+
+	node = kunit_kzalloc(test, struct_size(node, ports, 2), GFP_KERNEL);
+	hca = kunit_kzalloc(test, sizeof(*hca), GFP_KERNEL);
+	ud = kunit_kzalloc(test, sizeof(*ud), GFP_KERNEL);
+	gsi = kunit_kzalloc(test, sizeof(*gsi), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node);
+	KUNIT_ASSERT_NOT_NULL(test, hca);
+	KUNIT_ASSERT_NOT_NULL(test, ud);
+	KUNIT_ASSERT_NOT_NULL(test, gsi);
+	node->type = IBDEVSIM_NODE_HCA;
+	node->nports = 1;
+	node->hca = hca;
+	spin_lock_init(&node->lock);
+	hca->node = node;
+	xa_init_flags(&hca->qps, XA_FLAGS_ALLOC);
+	ibdevsim_port_init(&node->ports[1], node, 1);
+	in = &node->ports[1];
+	in->st.lid = 7;
+	in->pkeys[1] = 0x8001;
+	ud->ibqp.qp_type = IB_QPT_UD;
+	ud->port = 1;
+	ud->pkey_index = 1;
+	ud->qkey = 0x11111111;
+	gsi->ibqp.qp_type = IB_QPT_GSI;
+	gsi->port = 1;
+	gsi->qkey = IB_QP1_QKEY;
+	in->qp1 = gsi;
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&hca->qps, 5, ud, GFP_KERNEL)),
+			0);
+
+	/* The port is in the default partition; the QP is not. */
+	pkt.dest_qpn = 5;
+	pkt.qkey = ud->qkey;
+	pkt.pkey = 0xffff;
+	KUNIT_EXPECT_NULL(test, ibdevsim_hca_find_qp(in, &pkt, &idx));
+	KUNIT_EXPECT_EQ(test, in->st.pkey_violations, 1);
+	KUNIT_EXPECT_EQ(test, in->cnt.rcv_errors, 1);
+	/* Its own partition, from a limited member: taken, at index 1. */
+	pkt.pkey = 0x0001;
+	qp = ibdevsim_hca_find_qp(in, &pkt, &idx);
+	KUNIT_EXPECT_PTR_EQ(test, qp, ud);
+	KUNIT_EXPECT_EQ(test, idx, 1);
+	/* The right partition and the wrong Q_Key. */
+	pkt.pkey = 0x8001;
+	pkt.qkey = 1;
+	KUNIT_EXPECT_NULL(test, ibdevsim_hca_find_qp(in, &pkt, &idx));
+	KUNIT_EXPECT_EQ(test, in->st.qkey_violations, 1);
+
+	/* QP1: any P_Key of the table, at its index; no other. */
+	pkt.dest_qpn = 1;
+	pkt.qkey = IB_QP1_QKEY;
+	qp = ibdevsim_hca_find_qp(in, &pkt, &idx);
+	KUNIT_EXPECT_PTR_EQ(test, qp, gsi);
+	KUNIT_EXPECT_EQ(test, idx, 1);
+	pkt.pkey = 0xffff;
+	qp = ibdevsim_hca_find_qp(in, &pkt, &idx);
+	KUNIT_EXPECT_PTR_EQ(test, qp, gsi);
+	KUNIT_EXPECT_EQ(test, idx, 0);
+	pkt.pkey = 0x8002;
+	KUNIT_EXPECT_NULL(test, ibdevsim_hca_find_qp(in, &pkt, &idx));
+	KUNIT_EXPECT_EQ(test, in->st.pkey_violations, 2);
+	KUNIT_EXPECT_EQ(test, in->cnt.rcv_errors, 3);
+	xa_destroy(&hca->qps);
+}
+
 static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
@@ -832,6 +922,7 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(cq_slots_and_clean),
 	KUNIT_CASE(rc_drop_ends_request),
 	KUNIT_CASE(rc_not_replicated),
+	KUNIT_CASE(find_qp_pkeys),
 	{}
 };
 

@@ -779,8 +779,9 @@ static int ibdevsim_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid,
  *
  * Every UD QP bound to @in and attached to the group (the MLID, and the
  * MGID of the GRH when there is one) gets a copy, as it would get a
- * unicast datagram: P_Key checked against the port's table (once), Q_Key
- * against each QP's.  A group without members here drops the packet.
+ * unicast datagram: the P_Key checked against that of the QP's P_Key
+ * index, the Q_Key against the QP's.  A group without members here drops
+ * the packet.
  *
  * Context: the port's receive work, in an RCU read section; no lock held.
  */
@@ -789,38 +790,38 @@ void ibdevsim_mcast_recv(struct ibdevsim_port *in,
 {
 	const union ib_gid *dgid = pkt->has_grh ? &pkt->grh.dgid : NULL;
 	struct ibdevsim_hca *hca = in->node->hca;
+	u16 pkeys[IBDEVSIM_PKEY_TBL_LEN];
+	u32 qkey_bad = 0, pkey_bad = 0;
 	struct ibdevsim_mcast_att *att;
-	u32 qkey_violations = 0;
 	unsigned long flags;
-	int pkey_index;
 
 	spin_lock_irqsave(&in->node->lock, flags);
-	pkey_index = ibdevsim_pkey_find(in->pkeys, IBDEVSIM_PKEY_TBL_LEN,
-					pkt->pkey);
+	memcpy(pkeys, in->pkeys, sizeof(pkeys));
 	spin_unlock_irqrestore(&in->node->lock, flags);
 	list_for_each_entry_rcu(att, &hca->mcast, list) {
 		struct ibdevsim_qp *qp = att->qp;
+		u16 pkey_index = qp->pkey_index % IBDEVSIM_PKEY_TBL_LEN;
 
 		if (qp->port != in->num ||
 		    !ibdevsim_mcast_match(att, pkt->dlid, dgid))
 			continue;
-		if (pkey_index < 0) {
-			spin_lock_irqsave(&in->node->lock, flags);
-			in->st.pkey_violations++;
-			in->cnt.rcv_errors++;
-			spin_unlock_irqrestore(&in->node->lock, flags);
-			return;
+		if (!ibdevsim_pkey_match(pkeys[pkey_index], pkt->pkey)) {
+			pkey_bad++;
+			continue;
 		}
 		if (pkt->qkey != qp->qkey) {
-			qkey_violations++;
+			qkey_bad++;
 			continue;
 		}
 		ibdevsim_qp_deliver(qp, pkt, pkey_index, in->num);
 	}
-	if (!qkey_violations)
+	if (!qkey_bad && !pkey_bad)
 		return;
 	spin_lock_irqsave(&in->node->lock, flags);
-	in->st.qkey_violations += qkey_violations;
+	in->st.qkey_violations += qkey_bad;
+	in->st.pkey_violations += pkey_bad;
+	if (pkey_bad)
+		in->cnt.rcv_errors++;
 	spin_unlock_irqrestore(&in->node->lock, flags);
 }
 

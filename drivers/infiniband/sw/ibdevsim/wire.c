@@ -355,28 +355,39 @@ void ibdevsim_nodeinfo_encode(struct ib_node_info *ni, u8 node_type,
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_nodeinfo_encode);
 
 /**
+ * ibdevsim_pkey_match() - whether a packet's P_Key matches a port's
+ * @mine: the P_Key in the receiving port's table
+ * @pkey: the packet's P_Key
+ *
+ * IBTA 10.9.3: the low 15 bits are equal and not zero, and at least one
+ * of the two is a full member (two limited members may not talk).
+ *
+ * Return: true when they match.
+ */
+bool ibdevsim_pkey_match(u16 mine, u16 pkey)
+{
+	return (pkey & 0x7fff) && (mine & 0x7fff) == (pkey & 0x7fff) &&
+	       ((mine | pkey) & 0x8000);
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_pkey_match);
+
+/**
  * ibdevsim_pkey_find() - the P_Key table index a packet's P_Key matches
  * @pkeys: the table
  * @len: its entries
  * @pkey: the packet's P_Key
  *
- * Two P_Keys match when their low 15 bits are equal and not zero and at
- * least one of them is a full member.
+ * What QP1 accepts: any entry that ibdevsim_pkey_match() matches.
  *
- * Return: the index, or -1 when none matches.
+ * Return: the first such index, or -1 when none matches.
  */
 int ibdevsim_pkey_find(const u16 *pkeys, u32 len, u16 pkey)
 {
 	u32 i;
 
-	if (!(pkey & 0x7fff))
-		return -1;
-	for (i = 0; i < len; i++) {
-		if ((pkeys[i] & 0x7fff) != (pkey & 0x7fff))
-			continue;
-		if ((pkeys[i] | pkey) & 0x8000)
+	for (i = 0; i < len; i++)
+		if (ibdevsim_pkey_match(pkeys[i], pkey))
 			return i;
-	}
 	return -1;
 }
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_pkey_find);
