@@ -640,6 +640,15 @@ static void mem_seg_copy(struct kunit *test)
  * completion frees the slots it carries when polled, not before; cleaning
  * one QP out keeps the other's completions in order.
  */
+/* Zeroed memory freed with the test, or the test stops here. */
+static void *test_zalloc(struct kunit *test, size_t size)
+{
+	void *p = kunit_kzalloc(test, size, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	return p;
+}
+
 static void cq_slots_and_clean(struct kunit *test)
 {
 	struct ibdevsim_qp *qa, *qb;
@@ -658,12 +667,9 @@ static void cq_slots_and_clean(struct kunit *test)
 	int i;
 
 	/* Far too big for the stack. */
-	qa = kunit_kzalloc(test, sizeof(*qa), GFP_KERNEL);
-	qb = kunit_kzalloc(test, sizeof(*qb), GFP_KERNEL);
-	cq = kunit_kzalloc(test, sizeof(*cq), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, qa);
-	KUNIT_ASSERT_NOT_NULL(test, qb);
-	KUNIT_ASSERT_NOT_NULL(test, cq);
+	qa = test_zalloc(test, sizeof(*qa));
+	qb = test_zalloc(test, sizeof(*qb));
+	cq = test_zalloc(test, sizeof(*cq));
 	cq->size = 4;
 	cq->ring = kunit_kcalloc(test, cq->size, sizeof(*cq->ring), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, cq->ring);
@@ -708,20 +714,15 @@ static struct ibdevsim_node *fake_switch(struct kunit *test, u8 nports)
 	struct ibdevsim_node *node;
 	int i;
 
-	node = kunit_kzalloc(test, struct_size(node, ports, nports + 1),
-			     GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, node);
+	node = test_zalloc(test, struct_size(node, ports, nports + 1));
 	node->type = IBDEVSIM_NODE_SWITCH;
 	node->nports = nports;
 	spin_lock_init(&node->lock);
-	node->sw = kunit_kzalloc(test, sizeof(*node->sw), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, node->sw);
-	node->sw->lft = kunit_kzalloc(test, IBDEVSIM_LFT_CAP, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, node->sw->lft);
+	node->sw = test_zalloc(test, sizeof(*node->sw));
+	node->sw->lft = test_zalloc(test, IBDEVSIM_LFT_CAP);
 	memset(node->sw->lft, 0xff, IBDEVSIM_LFT_CAP);
-	node->sw->mft = kunit_kcalloc(test, IBDEVSIM_MFT_CAP,
-				      sizeof(*node->sw->mft), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, node->sw->mft);
+	node->sw->mft = test_zalloc(test, IBDEVSIM_MFT_CAP *
+					  sizeof(*node->sw->mft));
 	for (i = 0; i <= nports; i++)
 		ibdevsim_port_init(&node->ports[i], node, i);
 	return node;
@@ -839,14 +840,10 @@ static void find_qp_pkeys(struct kunit *test)
 	struct ibdevsim_port *in;
 	int idx = -2;
 
-	node = kunit_kzalloc(test, struct_size(node, ports, 2), GFP_KERNEL);
-	hca = kunit_kzalloc(test, sizeof(*hca), GFP_KERNEL);
-	ud = kunit_kzalloc(test, sizeof(*ud), GFP_KERNEL);
-	gsi = kunit_kzalloc(test, sizeof(*gsi), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, node);
-	KUNIT_ASSERT_NOT_NULL(test, hca);
-	KUNIT_ASSERT_NOT_NULL(test, ud);
-	KUNIT_ASSERT_NOT_NULL(test, gsi);
+	node = test_zalloc(test, struct_size(node, ports, 2));
+	hca = test_zalloc(test, sizeof(*hca));
+	ud = test_zalloc(test, sizeof(*ud));
+	gsi = test_zalloc(test, sizeof(*gsi));
 	node->type = IBDEVSIM_NODE_HCA;
 	node->nports = 1;
 	node->hca = hca;
