@@ -303,8 +303,10 @@ struct ibdevsim_hca;
  * @id: the number user space chose for it
  * @type: HCA or switch
  * @guid: node GUID
+ * @port_guid: an HCA's port 1 GUID; port N has @port_guid + N - 1
  * @nports: number of external ports
- * @desc: NodeDescription of a switch (an HCA uses its ib_device's)
+ * @desc: NodeDescription; an HCA's ib_device keeps a copy that is
+ *	  changed with it, under @lock
  * @hca: the HCA's ib_device side, NULL for a switch
  * @sw: forwarding state of a switch, NULL for an HCA
  * @debugfs: the node's directory of fault knobs, or NULL
@@ -326,6 +328,7 @@ struct ibdevsim_node {
 	u32 id;
 	enum ibdevsim_node_type type;
 	u64 guid;
+	u64 port_guid;
 	u8 nports;
 	char desc[IB_DEVICE_NODE_DESC_MAX];
 	struct ibdevsim_hca *hca;
@@ -335,6 +338,21 @@ struct ibdevsim_node {
 	spinlock_t lock; /* see above */
 	struct ibdevsim_port ports[];
 };
+
+/**
+ * ibdevsim_port_guid() - the GUID of a node's port
+ * @node: the node
+ * @num: the port number
+ *
+ * Return: a switch's ports share its port 0 GUID, the node GUID; an HCA's
+ * port @num has @node->port_guid + @num - 1.
+ */
+static inline u64 ibdevsim_port_guid(const struct ibdevsim_node *node, u32 num)
+{
+	if (node->type == IBDEVSIM_NODE_SWITCH)
+		return node->guid;
+	return node->port_guid + num - 1;
+}
 
 /**
  * struct ibdevsim_mcast_att - a QP attached to a multicast group

@@ -5,12 +5,13 @@
  * The fabric is built at run time through attributes of the "ibdevsim"
  * bus (see Documentation/infiniband/ibdevsim.rst):
  *
- *   /sys/bus/ibdevsim/new_hca      "ID NPORTS [GUID]"
+ *   /sys/bus/ibdevsim/new_hca      "ID NPORTS [GUID [PORT1_GUID]]"
  *   /sys/bus/ibdevsim/new_switch   "ID NPORTS [GUID]"
  *   /sys/bus/ibdevsim/del_node     "ID"
  *   /sys/bus/ibdevsim/new_cable    "ID1 PORT1 ID2 PORT2"
  *   /sys/bus/ibdevsim/del_cable    "ID PORT"
  *   /sys/bus/ibdevsim/topology     (read) the nodes and cables
+ *   /sys/bus/ibdevsim/devices/node<ID>/node_desc  NodeDescription
  *
  * and pulled and plugged back, with fault knobs, in debugfs (fault.c).
  *
@@ -23,24 +24,86 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/utsname.h>
+#include <linux/xarray.h>
 
 #include "ibdevsim.h"
 
-/* Serialises changes of the topology; protects ibdevsim_nodes. */
+/*
+ * Serialises changes of the topology; protects ibdevsim_nodes (in the
+ * order the nodes were made) and ibdevsim_node_ids (the same nodes by
+ * number, so that a fabric of thousands of nodes is built in linear time).
+ */
 DEFINE_MUTEX(ibdevsim_topo_mutex);
 static LIST_HEAD(ibdevsim_nodes);
+static DEFINE_XARRAY(ibdevsim_node_ids);
 
 static const struct bus_type ibdevsim_bus;
 
+/* The node numbered @id, or NULL; ibdevsim_topo_mutex held. */
 static struct ibdevsim_node *ibdevsim_node_find(u32 id)
 {
-	struct ibdevsim_node *node;
-
-	list_for_each_entry(node, &ibdevsim_nodes, list)
-		if (node->id == id)
-			return node;
-	return NULL;
+	lockdep_assert_held(&ibdevsim_topo_mutex);
+	return xa_load(&ibdevsim_node_ids, id);
 }
+
+/* node_desc: the node's NodeDescription, as its SMA answers it. */
+static ssize_t node_desc_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	struct ibdevsim_node *node = container_of(dev, struct ibdevsim_node,
+						  dev);
+	char desc[IB_DEVICE_NODE_DESC_MAX];
+	unsigned long flags;
+
+	spin_lock_irqsave(&node->lock, flags);
+	memcpy(desc, node->desc, sizeof(desc));
+	spin_unlock_irqrestore(&node->lock, flags);
+	return sysfs_emit(buf, "%.*s\n", (int)sizeof(desc), desc);
+}
+
+/*
+ * Set the NodeDescription (of an HCA, its ib_device's too, as
+ * ib_modify_device() would).  One trailing newline is dropped; a
+ * description longer than the 64 bytes of the attribute is refused.
+ */
+static ssize_t node_desc_store(struct device *dev,
+			       struct device_attribute *attr,
+			       const char *buf, size_t count)
+{
+	struct ibdevsim_node *node = container_of(dev, struct ibdevsim_node,
+						  dev);
+	char desc[IB_DEVICE_NODE_DESC_MAX] = {};
+	size_t len = count;
+	unsigned long flags;
+	int ret = 0;
+
+	if (len && buf[len - 1] == '\n')
+		len--;
+	if (len > sizeof(desc))
+		return -EINVAL;
+	memcpy(desc, buf, len);
+	mutex_lock(&ibdevsim_topo_mutex);
+	/* A node being deleted has left the table; its ib_device goes. */
+	if (ibdevsim_node_find(node->id) != node) {
+		ret = -ENODEV;
+		goto out;
+	}
+	spin_lock_irqsave(&node->lock, flags);
+	memcpy(node->desc, desc, sizeof(desc));
+	if (node->hca)
+		memcpy(node->hca->ibdev.node_desc, desc, sizeof(desc));
+	spin_unlock_irqrestore(&node->lock, flags);
+out:
+	mutex_unlock(&ibdevsim_topo_mutex);
+	return ret ? ret : count;
+}
+static DEVICE_ATTR_RW(node_desc);
+
+static struct attribute *ibdevsim_node_attrs[] = {
+	&dev_attr_node_desc.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(ibdevsim_node);
 
 static void ibdevsim_node_release(struct device *dev)
 {
@@ -55,9 +118,12 @@ static void ibdevsim_node_release(struct device *dev)
 	kfree(node);
 }
 
-/* Create a node; ibdevsim_topo_mutex held. */
+/*
+ * Create a node; ibdevsim_topo_mutex held.  A zero @guid picks one from
+ * @id; an HCA's zero @port_guid makes its port N's GUID @guid + N.
+ */
 static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
-			     u64 guid)
+			     u64 guid, u64 port_guid)
 {
 	struct ibdevsim_node *node;
 	int ret, i;
@@ -73,6 +139,7 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 	node->type = type;
 	node->nports = nports;
 	node->guid = guid ? guid : 0x0002c90000000000ULL | (u64)id << 8;
+	node->port_guid = port_guid ? port_guid : node->guid + 1;
 	spin_lock_init(&node->lock);
 	for (i = 0; i <= nports; i++)
 		ibdevsim_port_init(&node->ports[i], node, i);
@@ -105,6 +172,13 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 	device_initialize(&node->dev);
 	node->dev.bus = &ibdevsim_bus;
 	node->dev.release = ibdevsim_node_release;
+	node->dev.groups = ibdevsim_node_groups;
+	/* Only ibdevsim_topo_mutex's holder sees the node before it is done. */
+	ret = xa_insert(&ibdevsim_node_ids, id, node, GFP_KERNEL);
+	if (ret) {
+		put_device(&node->dev);
+		return ret;
+	}
 	ret = dev_set_name(&node->dev, "node%u", id);
 	if (ret)
 		goto err_put;
@@ -123,6 +197,7 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 err_del:
 	device_del(&node->dev);
 err_put:
+	xa_erase(&ibdevsim_node_ids, id);
 	put_device(&node->dev);
 	return ret;
 }
@@ -140,6 +215,7 @@ static void ibdevsim_node_del(struct ibdevsim_node *node)
 	int i;
 
 	list_del(&node->list);
+	xa_erase(&ibdevsim_node_ids, node->id);
 	if (node->hca) {
 		ibdevsim_hca_unregister(node);
 		ibdevsim_hca_rx_stop(node);
@@ -159,15 +235,15 @@ static void ibdevsim_node_del(struct ibdevsim_node *node)
 static ssize_t ibdevsim_new_node_store(const char *buf, size_t count,
 				       enum ibdevsim_node_type type)
 {
+	u64 guid = 0, port_guid = 0;
 	u32 id, nports;
-	u64 guid = 0;
 	int n, ret;
 
-	n = sscanf(buf, "%u %u %llx", &id, &nports, &guid);
-	if (n < 2)
+	n = sscanf(buf, "%u %u %llx %llx", &id, &nports, &guid, &port_guid);
+	if (n < 2 || (n == 4 && type == IBDEVSIM_NODE_SWITCH))
 		return -EINVAL;
 	mutex_lock(&ibdevsim_topo_mutex);
-	ret = ibdevsim_node_new(type, id, nports, guid);
+	ret = ibdevsim_node_new(type, id, nports, guid, port_guid);
 	mutex_unlock(&ibdevsim_topo_mutex);
 	return ret ? ret : count;
 }

@@ -29,11 +29,6 @@ static bool ibdevsim_is_switch(const struct ibdevsim_node *node)
 	return node->type == IBDEVSIM_NODE_SWITCH;
 }
 
-static u64 ibdevsim_port_guid(const struct ibdevsim_node *node, u8 num)
-{
-	return ibdevsim_is_switch(node) ? node->guid : node->guid + num;
-}
-
 /*
  * The port an attribute modifier names: an HCA takes 0 as the port the
  * SMP came in on; a switch numbers its ports from 0.

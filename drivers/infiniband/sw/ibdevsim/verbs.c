@@ -148,7 +148,8 @@ static int ibdevsim_query_gid(struct ib_device *ibdev, u32 port_num,
 	gid->global.subnet_prefix =
 		cpu_to_be64(node->ports[port_num].st.gid_prefix);
 	spin_unlock_irqrestore(&node->lock, flags);
-	gid->global.interface_id = cpu_to_be64(node->guid + port_num);
+	gid->global.interface_id =
+		cpu_to_be64(ibdevsim_port_guid(node, port_num));
 	return 0;
 }
 
@@ -1022,7 +1023,8 @@ static struct ibdevsim_pkt *ibdevsim_build_pkt(struct ibdevsim_qp *qp,
 		pkt->grh.sgid.global.subnet_prefix =
 			cpu_to_be64(port->st.gid_prefix);
 		pkt->grh.sgid.global.interface_id =
-			cpu_to_be64(qp->hca->node->guid + qp->port);
+			cpu_to_be64(ibdevsim_port_guid(qp->hca->node,
+							qp->port));
 		pkt->grh.dgid = g->dgid;
 	}
 	spin_unlock_irqrestore(&port->node->lock, flags);
