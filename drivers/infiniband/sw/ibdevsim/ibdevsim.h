@@ -864,6 +864,7 @@ void ibdevsim_nodeinfo_encode(struct ib_node_info *ni, u8 node_type,
 			      u8 nports, u64 guid, u64 port_guid,
 			      u16 partition_cap, u16 device_id, u8 local_port);
 bool ibdevsim_pkey_match(u16 mine, u16 pkey);
+u16 ibdevsim_ud_slid(bool vl15, u16 dlid, u16 lid, u8 path_bits);
 int ibdevsim_pkey_find(const u16 *pkeys, u32 len, u16 pkey);
 
 /**

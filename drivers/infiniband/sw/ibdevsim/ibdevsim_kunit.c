@@ -101,6 +101,18 @@ static void dr_returning_and_bad(struct kunit *test)
 			IBDEVSIM_DR_DISCARD);
 }
 
+/* An SMP to the permissive LID leaves with the permissive SLID. */
+static void ud_slid(struct kunit *test)
+{
+	/* No LID yet: a DR SMP must still be answerable. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_ud_slid(true, 0xffff, 0, 0), 0xffff);
+	KUNIT_EXPECT_EQ(test, ibdevsim_ud_slid(true, 0xffff, 5, 1), 0xffff);
+	/* LID-routed SMPs and every GMP carry the port's LID. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_ud_slid(true, 7, 4, 0), 4);
+	KUNIT_EXPECT_EQ(test, ibdevsim_ud_slid(false, 0xffff, 4, 0), 4);
+	KUNIT_EXPECT_EQ(test, ibdevsim_ud_slid(false, 9, 8, 3), 11);
+}
+
 static void lft_lookup(struct kunit *test)
 {
 	u8 lft[128];
@@ -904,6 +916,7 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
 	KUNIT_CASE(dr_returning_and_bad),
+	KUNIT_CASE(ud_slid),
 	KUNIT_CASE(lft_lookup),
 	KUNIT_CASE(portinfo_roundtrip),
 	KUNIT_CASE(nodeinfo_and_pkeys),

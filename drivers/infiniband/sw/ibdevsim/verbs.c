@@ -1007,7 +1007,8 @@ static struct ibdevsim_pkt *ibdevsim_build_pkt(struct ibdevsim_qp *qp,
 		*status = IB_WC_LOC_QP_OP_ERR;
 
 	spin_lock_irqsave(&port->node->lock, flags);
-	pkt->slid = port->st.lid | rdma_ah_get_path_bits(aa);
+	pkt->slid = ibdevsim_ud_slid(pkt->vl15, pkt->dlid, port->st.lid,
+				     rdma_ah_get_path_bits(aa));
 	pkt->pkey = pkt->vl15 ? IB_DEFAULT_PKEY_FULL :
 		    port->pkeys[pkey_index % IBDEVSIM_PKEY_TBL_LEN];
 	if (rdma_ah_get_ah_flags(aa) & IB_AH_GRH) {

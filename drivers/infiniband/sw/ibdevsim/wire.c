@@ -355,6 +355,30 @@ void ibdevsim_nodeinfo_encode(struct ib_node_info *ni, u8 node_type,
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_nodeinfo_encode);
 
 /**
+ * ibdevsim_ud_slid() - the source LID an HCA port puts on a datagram
+ * @vl15: the datagram is an SMP (QP0)
+ * @dlid: its destination LID
+ * @lid: the port's base LID (0 before the SM gives it one)
+ * @path_bits: the address handle's source path bits
+ *
+ * An SMP to the permissive LID leaves with the permissive LID as its
+ * source, whatever the port's LID, as a ConnectX HCA sends it: that is
+ * what the directed route part of an SMP carries (IBTA 14.2.2), and it
+ * is where the responder sends its answer.  A port without a LID could
+ * otherwise not be answered, and a subnet manager's first sweep would
+ * see none of the HCAs behind a switch.
+ *
+ * Return: the SLID.
+ */
+u16 ibdevsim_ud_slid(bool vl15, u16 dlid, u16 lid, u8 path_bits)
+{
+	if (vl15 && dlid == be16_to_cpu(IB_LID_PERMISSIVE))
+		return dlid;
+	return lid | path_bits;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_ud_slid);
+
+/**
  * ibdevsim_pkey_match() - whether a packet's P_Key matches a port's
  * @mine: the P_Key in the receiving port's table
  * @pkey: the packet's P_Key
