@@ -361,10 +361,12 @@ ms_ibsim_all_active() {
 }
 
 # ms_ibsim_opensm [OPT...]: start opensm on ibdevsim0 port 1 with OPTs
-# (log /tmp/opensm.log), its pid in $ms_sm_pid.
+# (log /tmp/opensm.log, flushed after every message: -d2; opensm's log is
+# otherwise buffered, and a "SUBNET UP" not followed by more messages
+# may never reach the file), its pid in $ms_sm_pid.
 ms_ibsim_opensm() {
 	mkdir -p /var/log /var/cache/opensm
-	opensm -g 0x0002c90300001001 -f /tmp/opensm.log "$@" >/dev/null 2>&1 &
+	opensm -g 0x0002c90300001001 -d2 -f /tmp/opensm.log "$@" >/dev/null 2>&1 &
 	ms_sm_pid=$!
 }
 

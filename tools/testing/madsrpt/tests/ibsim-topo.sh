@@ -23,7 +23,7 @@ sys=/sys/bus/ibdevsim
 w=/tmp/ibsim-topo
 mkdir -p $w
 
-tap_plan 12
+tap_plan 13
 
 # The generator's fat tree of 1,024 hosts on 36-port switches: 36 leaves
 # of 29 hosts (7 uplinks each) and 7 spines, so 1,024 + 252 cables; and
@@ -119,10 +119,11 @@ roundtrip() {
 	local f=$1 guid=$2 n=$3 dev
 	$topo load --map $w/map $f || return 1
 	cat $sys/topology | head -n 4
-	opensm -g "$guid" -f /tmp/opensm.log >/dev/null 2>&1 &
+	mkdir -p /var/log /var/cache/opensm
+	opensm -g "$guid" -d2 -f /tmp/opensm.log >/dev/null 2>&1 &
 	sm_pid=$!
 	ms_wait 120 all_active "$n" || { echo "not all $n ports ACTIVE"; return 1; }
-	ms_wait 60 ms_ibsim_sm_up || { echo "no SUBNET UP"; return 1; }
+	ms_wait 60 ms_ibsim_sm_up || { echo "no SUBNET UP"; tail -n 12 /tmp/opensm.log; return 1; }
 	dev=$(ms_guid_dev "$guid") || { echo "no device has $guid"; return 1; }
 	ibnetdiscover -C "$dev" -P 1 >$w/disc.topo || return 1
 	echo "ibnetdiscover from $dev: $(grep -c '^Switch' $w/disc.topo) switches," \
@@ -150,6 +151,24 @@ sm_stop_and_clear() {
 }
 
 $topo fattree --hosts 12 --radix 8 >$w/ft12.topo
+
+# Before any SM: the fabric has no LIDs, yet a directed route SMP from
+# host 0 through its leaf to host 1 is answered at once (the answer goes
+# to the permissive LID the request came from).  Without it an SM's first
+# sweep sees no HCA behind a switch.
+dr_before_sm() {
+	local out
+	$topo load $w/ft12.topo >/dev/null || return 1
+	out=$(smpquery -C ibdevsim0 -P 1 -t 500 -D nodeinfo 0,1,2 2>&1)
+	echo "$out" | grep -E 'Guid|LocalPort|iberror'
+	echo "ibdevsim0 port 1 LID $(cat /sys/class/infiniband/ibdevsim0/ports/1/lid)"
+	grep -q '^PortGuid:\.*0x0002c90300001041$' <<<"$out" || return 1
+	for n in $sys/devices/node*; do
+		echo "${n##*node}" >$sys/del_node || return 1
+	done
+}
+tap_here "no SM yet, no LIDs: a directed route SMP to an HCA behind a switch is answered" \
+	dr_before_sm
 tap_here "a generated fat tree (12 hosts, 3 leaves, 2 spines) round trip: ibnetdiscover sees the file's fabric" \
 	roundtrip $w/ft12.topo 0x0002c90300001001 12
 tap_here "opensm stops, the fat tree's 17 nodes are deleted" sm_stop_and_clear
