@@ -6,7 +6,7 @@
 H := tools/testing/madsrpt
 T ?=
 
-.PHONY: help deps deb build build-upstream build-debug check check-upstream check-compare check-debug soak bench lint compat compat-distro vm demo patches install-tree
+.PHONY: help deps deb build build-upstream build-debug check check-upstream check-compare check-debug soak fabric-scale bench lint compat compat-distro vm demo patches install-tree
 
 help:
 	@echo "make demo             an SRP target from zero, shown end to end"
@@ -14,7 +14,8 @@ help:
 	@echo "make check-upstream   the same tests against pristine 6.12, then ours beside it"
 	@echo "make check-compare    the table of the last ours and upstream runs, point by point"
 	@echo "make check-debug      the same tests on our tree built with KASAN, UBSAN, kmemleak..."
-	@echo "make soak             the long forms: fuzzer, rogue initiator, lifecycle cycles"
+	@echo "make soak             the long forms: fuzzer, rogue initiator, lifecycle cycles, fabric scale"
+	@echo "make fabric-scale     fat trees of 64, 256 and 1,024 HCAs on ibdevsim, swept by opensm"
 	@echo "make bench [F=fig]    ours and pristine 6.12 side by side: a table, CSV, plots"
 	@echo "make lint             checkpatch --strict, sparse, W=1, kernel-doc"
 	@echo "make compat           build every in-tree MAD API user against us, then compat-distro"
@@ -56,11 +57,17 @@ check-debug:
 	MS_KERNEL=debug $(H)/host/check.sh $(T)
 
 # The tests with a long form (MS_SOAK=1): 100,000+ fuzzed MADs, the rogue
-# SRP initiator at length and 50 cycles of each lifecycle step.
-SOAK_TESTS := mad-fuzz srpt-rogue srpt-lifecycle
+# SRP initiator at length and 50 cycles of each lifecycle step; and the
+# fabric-scale run.
+SOAK_TESTS := mad-fuzz srpt-rogue srpt-lifecycle ibsim-scale
 
 soak:
 	MS_SOAK=1 $(H)/host/check.sh $(if $(T),$(T),$(SOAK_TESTS))
+
+# Fat trees of 64, 256 and 1,024 HCAs on ibdevsim (MS_SCALE_HOSTS); a
+# "# long:" test, not part of make check.
+fabric-scale:
+	$(H)/host/check.sh ibsim-scale
 
 # Figures, not a test: each in its own VM boot, the two kernels alternating.
 F ?=

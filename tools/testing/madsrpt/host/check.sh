@@ -29,6 +29,10 @@
 # (more MADs, more cycles); such a test names its longer limit in a
 # "# soak-timeout: SECONDS" line, used instead of "# timeout:".
 #
+# A test whose header says "# long: TARGET" (ibsim-scale) runs only when
+# named or under MS_SOAK=1: make TARGET runs it, make check leaves it
+# out.  "# memory: MiB" gives a test's VM more than the default 2 GiB.
+#
 # A test passes only when it printed its whole TAP plan: a plan line
 # (1..N) and N top-level points, none "not ok".
 
@@ -53,7 +57,12 @@ if [ $# -gt 0 ]; then
 		tests+=("$MS_HARNESS/tests/$t.sh")
 	done
 else
-	tests=("$MS_HARNESS"/tests/*.sh)
+	tests=()
+	for t in "$MS_HARNESS"/tests/*.sh; do
+		[ -n "${MS_SOAK:-}" ] || ! grep -q '^# long: ' "$t" ||
+			continue
+		tests+=("$t")
+	done
 fi
 
 mkdir -p "$MS_BUILD/logs" "$MS_BUILD/logs/$kind"
@@ -85,7 +94,9 @@ for t in "${tests[@]}"; do
 		# It boots its own VMs (two joined by a wire, or two kernels).
 		MS_OURS=$under timeout "${tmo:-600}" "$t" >"$log.out" 2>"$log" || rc=$?
 	else
-		"$here/vm.sh" -k "$kind" -t "${tmo:-600}" -l "$log" "$t" >/dev/null || rc=$?
+		mem=$(sed -n 's/^# memory: \([0-9]*\)$/\1/p' "$t" | head -n 1)
+		"$here/vm.sh" -k "$kind" -t "${tmo:-600}" -m "${mem:-2048}" \
+			-l "$log" "$t" >/dev/null || rc=$?
 	fi
 	tr -d '\r' <"$log.out" | sed 's/^/    /'
 	p=$(tr -d '\r' <"$log.out" | grep -Ec '^ok [0-9]* ?- .*# SKIP' || true)

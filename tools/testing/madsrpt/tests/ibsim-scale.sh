@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ibsim-scale: fat trees of 36-port switches with 64, 256 and 1,024
+# single-port HCAs (MS_SCALE_HOSTS), one after the other in one VM, each
+# made by tools/infiniband/ibdevsim-topo.py: opensm brings every HCA port
+# ACTIVE, ibnetdiscover sees the whole fabric as the generator wrote it,
+# and the fabric is deleted again with the memory it took given back.
+# Printed per size and stage: time, the guest's memory (free, slab,
+# per-CPU, vmalloc) and per HCA port, and the SMPs the SM's port sent.
+# Long: not in `make check`; `make fabric-scale` (and `make soak`) run it.
+# long: fabric-scale
+# memory: 6144
+# timeout: 2400
+
+. "$MS_HARNESS/guest/guest-lib.sh"
+
+topo="python3 $MS_TOP/tools/infiniband/ibdevsim-topo.py"
+sizes=${MS_SCALE_HOSTS:-64 256 1024}
+sys=/sys/bus/ibdevsim
+w=/tmp/ibsim-scale
+mkdir -p $w /var/log /var/cache/opensm
+
+# 4 points per size, and the module's load and unload.
+set -- $sizes
+tap_plan $((4 * $# + 2))
+
+# kib FIELD: a /proc/meminfo field in KiB.
+kib() {
+	awk -v f="$1:" '$1 == f { print $2 }' /proc/meminfo
+}
+
+# mem STAGE: print the memory figures of a stage; remember them in m_*.
+mem() {
+	m_free=$(kib MemFree) m_slab=$(kib Slab) m_pcpu=$(kib Percpu)
+	m_vmal=$(kib VmallocUsed)
+	echo "# $1: free $((m_free / 1024)) MiB, slab $((m_slab / 1024)) MiB," \
+	     "percpu $((m_pcpu / 1024)) MiB, vmalloc $((m_vmal / 1024)) MiB"
+}
+
+# active_count: HCA ports ACTIVE, and HCA ports with a LID (the smaller).
+active_count() {
+	local a l
+	a=$(cat /sys/class/infiniband/ibdevsim*/ports/1/state | grep -c ACTIVE)
+	l=$(cat /sys/class/infiniband/ibdevsim*/ports/1/lid | grep -vc '^0x0$')
+	echo $((a < l ? a : l))
+}
+
+# shrink: the slab caches give back their empty slabs.
+shrink() {
+	local f
+	for f in /sys/kernel/slab/*/shrink; do
+		echo 1 >"$f" 2>/dev/null
+	done
+}
+
+# xmit DEV: packets DEV's port 1 sent (its PMA's PortXmitPkts).
+xmit() {
+	cat /sys/class/infiniband/$1/ports/1/counters/port_xmit_packets
+}
+
+modprobe ib_umad && modprobe ibdevsim || ms_bail "ibdevsim does not load"
+shrink
+mem "modules loaded"
+base_free=$m_free base_slab=$m_slab
+tap_ok "ibdevsim loads"
+
+for h in $sizes; do
+	$topo fattree --hosts "$h" --radix 36 >$w/ft$h.topo
+	shape=$(sed -n 3p $w/ft$h.topo | sed 's/^# //')
+	t0=$(date +%s%N)
+	if out=$($topo load $w/ft$h.topo 2>&1); then
+		tap_ok "$h hosts ($shape): fabric built"
+	else
+		tap_fail "$h hosts ($shape): fabric built"
+	fi
+	echo "# $out"
+	t1=$(date +%s%N)
+	mem "$h hosts built"
+	ports=$h
+	echo "# per HCA port: $(((base_free - m_free) / ports)) KiB of memory," \
+	     "$(((m_slab - base_slab) / ports)) KiB of slab"
+
+	# The SM sits on the first host; its port's PMA counts what it sent.
+	: >/tmp/opensm.log
+	x0=$(xmit ibdevsim0)
+	opensm -g 0x0002c90300001001 -d2 -f /tmp/opensm.log >/dev/null 2>&1 &
+	sm_pid=$!
+	t2=$(date +%s%N)
+	ms_wait 1500 ms_ibsim_sm_up
+	t3=$(date +%s%N)
+	if [ "$(active_count)" -eq "$ports" ] && ms_ibsim_sm_up; then
+		tap_ok "$h hosts: opensm brings all $ports HCA ports ACTIVE, SUBNET UP"
+	else
+		tap_fail "$h hosts: opensm brings all $ports HCA ports ACTIVE, SUBNET UP"
+		echo "# $(active_count) of $ports ACTIVE"
+		grep -E 'ERR|SUBNET' /tmp/opensm.log | tail -n 5 | sed 's/^/# /'
+	fi
+	x1=$(xmit ibdevsim0)
+	mem "$h hosts swept"
+	echo "# $h hosts: build $(((t1 - t0) / 1000000)) ms, first sweep to" \
+	     "SUBNET UP $(((t3 - t2) / 1000000)) ms ($(((t3 - t2) / 1000 / ports)) us" \
+	     "per port), SM port sent $((x1 - x0)) packets," \
+	     "$(grep -c IB_TIMEOUT /tmp/opensm.log) SMP timeouts"
+
+	t4=$(date +%s%N)
+	ibnetdiscover -C ibdevsim0 -P 1 >$w/disc$h.topo 2>$w/disc.err
+	t5=$(date +%s%N)
+	if out=$($topo compare $w/ft$h.topo $w/disc$h.topo 2>&1); then
+		tap_ok "$h hosts: ibnetdiscover sees the fabric the generator wrote"
+	else
+		tap_fail "$h hosts: ibnetdiscover sees the fabric the generator wrote"
+	fi
+	tail -n 4 <<<"$out" | sed 's/^/# /'
+	echo "# ibnetdiscover: $(((t5 - t4) / 1000000)) ms"
+
+	ms_ibsim_sm_stops "$sm_pid" >/dev/null 2>&1
+	t6=$(date +%s%N)
+	for n in $sys/devices/node*; do
+		echo "${n##*node}" >$sys/del_node
+	done
+	t7=$(date +%s%N)
+	sleep 2
+	shrink
+	mem "$h hosts deleted"
+	# What the fabric took must come back, give or take 16 KiB a port
+	# (caches the slab keeps).
+	back=$(((base_free - m_free) / ports))
+	echo "# deleted in $(((t7 - t6) / 1000000)) ms; $back KiB a port not" \
+	     "given back"
+	if [ -z "$(ls $sys/devices)" ] && [ "$back" -le 16 ]; then
+		tap_ok "$h hosts: every node deleted, the memory given back"
+	else
+		tap_fail "$h hosts: every node deleted, the memory given back"
+	fi
+done
+tap_check "ibdevsim unloads" rmmod ibdevsim
+tap_done
