@@ -70,6 +70,9 @@ all=(
 	"rxe-ud-256|rxe-ud"
 	"rxe-rc-write-64k|rxe-rc-write"
 	"rxe-rc-read-64k|rxe-rc-read"
+	"ibsim-sweep-64|ibsim-sweep 64"
+	"ibsim-sweep-256|ibsim-sweep 256"
+	"ibsim-sweep-1024|ibsim-sweep 1024"
 )
 
 figures=()
@@ -121,7 +124,12 @@ for f in "${figures[@]}"; do
 		for k in $order; do
 			log=$out/logs/$name-$k-$rep.console
 			rc=0
-			"$here/vm.sh" -k "$kpre$k" -t $((secs * 3 + 240)) -l "$log" \
+			# The fabric figures: up to a thousand HCAs, minutes.
+			mem=2048 tmo=$((secs * 3 + 240))
+			case $name in
+			ibsim-*) mem=6144 tmo=1800 ;;
+			esac
+			"$here/vm.sh" -k "$kpre$k" -t "$tmo" -m "$mem" -l "$log" \
 				"$MS_HARNESS/guest/roles/bench.sh" "${perf_arg[@]}" \
 				"$secs" "${args[@]}" \
 				>/dev/null 2>&1 || rc=$?

@@ -29,6 +29,14 @@
 #   bench.sh SECONDS rxe-ud              perftest UD SEND message rate
 #   bench.sh SECONDS rxe-rc-write        perftest RC RDMA WRITE bandwidth
 #   bench.sh SECONDS rxe-rc-read         perftest RC RDMA READ bandwidth
+#   bench.sh SECONDS ibsim-sweep HOSTS   on ibdevsim, a fat tree of HOSTS
+#                                        HCAs (36-port switches) built by
+#                                        tools/infiniband/ibdevsim-topo.py:
+#                                        memory per HCA port it took, and
+#                                        opensm's first sweep to SUBNET UP
+#                                        (time, packets the SM's port sent,
+#                                        busy CPU of the guest per packet);
+#                                        SECONDS is not used
 #
 # A last argument "cost" to mad-rr, kmad or srp counts instead what the
 # whole guest did per exchange or per I/O while the figure ran (kernel
@@ -447,6 +455,41 @@ bench_rxe() {
 	fi
 }
 
+# kib_free: MemFree in KiB.
+kib_free() {
+	awk '$1 == "MemFree:" { print $2 }' /proc/meminfo
+}
+
+bench_ibsim_sweep() {
+	local hosts=$1 topo f0 f1 x0 x1 c0 c1 t0 t1 lids
+	local port=/sys/class/infiniband/ibdevsim0/ports/1
+
+	topo="python3 $MS_TOP/tools/infiniband/ibdevsim-topo.py"
+	mkdir -p /var/log /var/cache/opensm
+	modprobe ib_umad && modprobe ibdevsim || return 1
+	$topo fattree --hosts "$hosts" --radix 36 >/tmp/ft.topo || return 1
+	f0=$(kib_free)
+	$topo load /tmp/ft.topo | sed 's/^/# /' || return 1
+	sleep 1
+	f1=$(kib_free)
+	x0=$(cat $port/counters/port_xmit_packets)
+	c0=$(cpu_busy_us)
+	t0=$(date +%s%N)
+	opensm -g 0x0002c90300001001 -d2 -f /tmp/opensm.log >/dev/null 2>&1 &
+	ms_wait 1500 ms_ibsim_sm_up || { echo "# no SUBNET UP"; return 1; }
+	t1=$(date +%s%N)
+	c1=$(cpu_busy_us)
+	x1=$(cat $port/counters/port_xmit_packets)
+	lids=$(cat /sys/class/infiniband/ibdevsim*/ports/1/state | grep -c ACTIVE)
+	echo "# $lids of $hosts HCA ports ACTIVE;" \
+	     "$(grep -c IB_TIMEOUT /tmp/opensm.log) SMP timeouts"
+	[ "$lids" -eq "$hosts" ] || return 1
+	bench_line "ibsim-$hosts-mem" $(((f0 - f1) / hosts)) KiB/port
+	bench_line "ibsim-sweep-$hosts" $(((t1 - t0) / 1000000)) ms
+	bench_line "ibsim-sweep-$hosts-smps" $((x1 - x0)) SMPs
+	bench_line "ibsim-sweep-$hosts-cpu" $(((c1 - c0) / (x1 - x0))) us/SMP
+}
+
 case "$figure" in
 mad-rr) bench_mad_rr "$@" ;;
 kmad) bench_kmad "$@" ;;
@@ -458,5 +501,6 @@ cm-ucmatose) bench_cm_ucmatose "$@" ;;
 rxe-ud) bench_rxe ud ;;
 rxe-rc-write) bench_rxe write ;;
 rxe-rc-read) bench_rxe read ;;
+ibsim-sweep) bench_ibsim_sweep "$@" ;;
 *) echo "# unknown figure $figure"; exit 2 ;;
 esac
