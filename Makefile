@@ -64,7 +64,7 @@ SOAK_TESTS := mad-fuzz srpt-rogue srpt-lifecycle ibsim-scale
 soak:
 	MS_SOAK=1 $(H)/host/check.sh $(if $(T),$(T),$(SOAK_TESTS))
 
-# Fat trees of 64, 256 and 1,024 HCAs on ibdevsim (MS_SCALE_HOSTS); a
+# Fat trees of 64, 256 and 1,024 HCAs on ibdevsim; a
 # "# long:" test, not part of make check.
 fabric-scale:
 	$(H)/host/check.sh ibsim-scale
