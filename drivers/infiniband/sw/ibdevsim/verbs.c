@@ -1024,8 +1024,7 @@ static struct ibdevsim_pkt *ibdevsim_build_pkt(struct ibdevsim_qp *qp,
 		pkt->grh.sgid.global.subnet_prefix =
 			cpu_to_be64(port->st.gid_prefix);
 		pkt->grh.sgid.global.interface_id =
-			cpu_to_be64(ibdevsim_port_guid(qp->hca->node,
-							qp->port));
+			cpu_to_be64(ibdevsim_port_guid(qp->hca->node, qp->port));
 		pkt->grh.dgid = g->dgid;
 	}
 	spin_unlock_irqrestore(&port->node->lock, flags);

@@ -61,6 +61,12 @@ settle() {
 	done
 }
 
+# threads: how many tasks there are.
+threads() {
+	set -- /proc/[0-9]*
+	echo $#
+}
+
 # vmallocs FILE: vmalloc bytes per caller, as "caller bytes" lines.
 vmallocs() {
 	awk '{ b[$3] += $2 } END { for (c in b) print c, b[c] }' \
@@ -75,9 +81,9 @@ xmit() {
 modprobe ib_umad && modprobe ibdevsim || ms_bail "ibdevsim does not load"
 settle
 vmallocs $w/vm.base
-base_threads=$(ls /proc | grep -c '^[0-9]')
+base_threads=$(threads)
 mem "modules loaded"
-base_free=$m_free base_slab=$m_slab base_vmal=$m_vmal base_pcpu=$m_pcpu
+base_free=$m_free base_slab=$m_slab base_pcpu=$m_pcpu
 tap_ok "ibdevsim loads"
 
 for h in $sizes; do
@@ -156,7 +162,7 @@ for h in $sizes; do
 	back=$(((m_slab - s1 + m_pcpu - p1) / ports))
 	echo "# deleted in $(((t7 - t6) / 1000000)) ms; $left KiB a port still" \
 	     "held after it, $back KiB a port more after the second cycle;" \
-	     "threads $(ls /proc | grep -c '^[0-9]') (at load: $base_threads);" \
+	     "threads $(threads) (at load: $base_threads);" \
 	     "vmalloc callers grown most since the modules loaded:"
 	vmallocs $w/vm.now
 	join $w/vm.base $w/vm.now | awk '{ print $3 - $2, $1 }' |

@@ -194,10 +194,12 @@ tap_here "port GUIDs as the file numbers them, node GUIDs apart" port_guids
 # Descriptions: the switch's, with quotes, through ibdevsim's node_desc,
 # and an HCA's through its ib_device (the two must agree).
 descs() {
+	local dev
 	smpquery -C "$(ms_guid_dev 0x7cfe900300a2b3c4)" -P 1 nodedesc -D 0,1 &&
 	smpquery -C "$(ms_guid_dev 0x7cfe900300a2b3c4)" -P 1 nodedesc -D 0,1 |
 		grep -q 'MF0;switch-ib1:MSB7700/U1' &&
-	[ "$(cat /sys/class/infiniband/$(ms_guid_dev 0x98039b0300c1e2f0)/node_desc)" = "node03 mlx5_1" ]
+	dev=$(ms_guid_dev 0x98039b0300c1e2f0) &&
+	[ "$(cat "/sys/class/infiniband/$dev/node_desc")" = "node03 mlx5_1" ]
 }
 tap_here "node descriptions: the switch's by SMP, an HCA's in its ib_device" descs
 
