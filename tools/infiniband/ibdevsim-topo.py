@@ -318,10 +318,11 @@ def fattree(args):
            "# %d leaves of %d hosts, %d uplinks each, %d spines" %
            (leaves, down, up, spines), "#", ""]
 
+    hcas = set(hca)
+
     def name(g):
         return ('"H-%016x"' if g in hcas else '"S-%016x"') % g
 
-    hcas = set(hca)
     for g in leaf + spine:
         desc = descs[g]
         out += ["vendid=0x2c9", "devid=0xbd36", "sysimgguid=0x%x" % g,

@@ -360,14 +360,27 @@ ms_ibsim_all_active() {
 	done
 }
 
-# ms_ibsim_opensm [OPT...]: start opensm on ibdevsim0 port 1 with OPTs
-# (log /tmp/opensm.log, flushed after every message: -d2; opensm's log is
-# otherwise buffered, and a "SUBNET UP" not followed by more messages
-# may never reach the file), its pid in $ms_sm_pid.
+# ms_ibsim_opensm [OPT...]: start opensm with OPTs on the port whose GUID
+# is $MS_SM_GUID (default 0x0002c90300001001: ibdevsim0 port 1 of the
+# default fabric, and the first host of an ibdevsim-topo.py fat tree),
+# its log in /tmp/opensm.log, flushed after every message (-d2; opensm's
+# log is otherwise buffered, and a "SUBNET UP" not followed by more
+# messages may never reach the file); its pid in $ms_sm_pid.
 ms_ibsim_opensm() {
 	mkdir -p /var/log /var/cache/opensm
-	opensm -g 0x0002c90300001001 -d2 -f /tmp/opensm.log "$@" >/dev/null 2>&1 &
+	opensm -g "${MS_SM_GUID:-0x0002c90300001001}" -d2 -f /tmp/opensm.log \
+		"$@" >/dev/null 2>&1 &
 	ms_sm_pid=$!
+}
+
+# ms_ibsim_del_all: delete every ibdevsim node; fails if one stays.
+ms_ibsim_del_all() {
+	local n
+	for n in /sys/bus/ibdevsim/devices/node*; do
+		[ -e "$n" ] || continue
+		echo "${n##*node}" >/sys/bus/ibdevsim/del_node || return 1
+	done
+	[ -z "$(ls /sys/bus/ibdevsim/devices)" ]
 }
 
 # ms_ibsim_sm_stops PID: opensm leaves within 20 s of SIGTERM, and no opensm is

@@ -19,7 +19,7 @@ topo="python3 $MS_TOP/tools/infiniband/ibdevsim-topo.py"
 sizes="64 256 1024"
 sys=/sys/bus/ibdevsim
 w=/tmp/ibsim-scale
-mkdir -p $w /var/log /var/cache/opensm
+mkdir -p $w
 
 # 4 points per size, and the module's load and unload.
 set -- $sizes
@@ -105,8 +105,8 @@ for h in $sizes; do
 	# The SM sits on the first host; its port's PMA counts what it sent.
 	: >/tmp/opensm.log
 	x0=$(xmit ibdevsim0)
-	opensm -g 0x0002c90300001001 -d2 -f /tmp/opensm.log >/dev/null 2>&1 &
-	sm_pid=$!
+	ms_ibsim_opensm
+	sm_pid=$ms_sm_pid
 	t2=$(date +%s%N)
 	ms_wait 1500 ms_ibsim_sm_up
 	t3=$(date +%s%N)
@@ -137,9 +137,7 @@ for h in $sizes; do
 
 	ms_ibsim_sm_stops "$sm_pid" >/dev/null 2>&1
 	t6=$(date +%s%N)
-	for n in $sys/devices/node*; do
-		echo "${n##*node}" >$sys/del_node
-	done
+	ms_ibsim_del_all
 	t7=$(date +%s%N)
 	settle
 	mem "$h hosts deleted"
@@ -151,12 +149,7 @@ for h in $sizes; do
 	# 4 KiB a port (a port takes about 880).
 	left=$(((m_slab - base_slab + m_pcpu - base_pcpu) / ports))
 	s1=$m_slab p1=$m_pcpu
-	del_all() {
-		for n in $sys/devices/node*; do
-			echo "${n##*node}" >$sys/del_node
-		done
-	}
-	$topo load $w/ft$h.topo >/dev/null && del_all
+	$topo load $w/ft$h.topo >/dev/null && ms_ibsim_del_all
 	settle
 	mem "$h hosts built and deleted again"
 	back=$(((m_slab - s1 + m_pcpu - p1) / ports))

@@ -119,9 +119,8 @@ roundtrip() {
 	local f=$1 guid=$2 n=$3 dev
 	$topo load --map $w/map $f || return 1
 	cat $sys/topology | head -n 4
-	mkdir -p /var/log /var/cache/opensm
-	opensm -g "$guid" -d2 -f /tmp/opensm.log >/dev/null 2>&1 &
-	sm_pid=$!
+	MS_SM_GUID=$guid ms_ibsim_opensm
+	sm_pid=$ms_sm_pid
 	ms_wait 120 all_active "$n" || { echo "not all $n ports ACTIVE"; return 1; }
 	ms_wait 60 ms_ibsim_sm_up || { echo "no SUBNET UP"; tail -n 12 /tmp/opensm.log; return 1; }
 	dev=$(ms_guid_dev "$guid") || { echo "no device has $guid"; return 1; }
@@ -143,11 +142,7 @@ ms_guid_dev() {
 }
 
 sm_stop_and_clear() {
-	ms_ibsim_sm_stops "$sm_pid" || return 1
-	for n in $sys/devices/node*; do
-		echo "${n##*node}" >$sys/del_node || return 1
-	done
-	[ "$(nodes)" -eq 0 ]
+	ms_ibsim_sm_stops "$sm_pid" && ms_ibsim_del_all
 }
 
 $topo fattree --hosts 12 --radix 8 >$w/ft12.topo
@@ -162,10 +157,8 @@ dr_before_sm() {
 	out=$(smpquery -C ibdevsim0 -P 1 -t 500 -D nodeinfo 0,1,2 2>&1)
 	echo "$out" | grep -E 'Guid|LocalPort|iberror'
 	echo "ibdevsim0 port 1 LID $(cat /sys/class/infiniband/ibdevsim0/ports/1/lid)"
-	grep -q '^PortGuid:\.*0x0002c90300001041$' <<<"$out" || return 1
-	for n in $sys/devices/node*; do
-		echo "${n##*node}" >$sys/del_node || return 1
-	done
+	grep -q '^PortGuid:\.*0x0002c90300001041$' <<<"$out" &&
+	ms_ibsim_del_all
 }
 tap_here "no SM yet, no LIDs: a directed route SMP to an HCA behind a switch is answered" \
 	dr_before_sm

@@ -461,11 +461,10 @@ kib_free() {
 }
 
 bench_ibsim_sweep() {
-	local hosts=$1 topo f0 f1 x0 x1 c0 c1 t0 t1 lids
+	local hosts=$1 topo f0 f1 x0 x1 c0 c1 t0 t1 active
 	local port=/sys/class/infiniband/ibdevsim0/ports/1
 
 	topo="python3 $MS_TOP/tools/infiniband/ibdevsim-topo.py"
-	mkdir -p /var/log /var/cache/opensm
 	modprobe ib_umad && modprobe ibdevsim || return 1
 	$topo fattree --hosts "$hosts" --radix 36 >/tmp/ft.topo || return 1
 	f0=$(kib_free)
@@ -475,15 +474,15 @@ bench_ibsim_sweep() {
 	x0=$(cat $port/counters/port_xmit_packets)
 	c0=$(cpu_busy_us)
 	t0=$(date +%s%N)
-	opensm -g 0x0002c90300001001 -d2 -f /tmp/opensm.log >/dev/null 2>&1 &
+	ms_ibsim_opensm
 	ms_wait 1500 ms_ibsim_sm_up || { echo "# no SUBNET UP"; return 1; }
 	t1=$(date +%s%N)
 	c1=$(cpu_busy_us)
 	x1=$(cat $port/counters/port_xmit_packets)
-	lids=$(cat /sys/class/infiniband/ibdevsim*/ports/1/state | grep -c ACTIVE)
-	echo "# $lids of $hosts HCA ports ACTIVE;" \
+	active=$(cat /sys/class/infiniband/ibdevsim*/ports/1/state | grep -c ACTIVE)
+	echo "# $active of $hosts HCA ports ACTIVE;" \
 	     "$(grep -c IB_TIMEOUT /tmp/opensm.log) SMP timeouts"
-	[ "$lids" -eq "$hosts" ] || return 1
+	[ "$active" -eq "$hosts" ] || return 1
 	bench_line "ibsim-$hosts-mem" $(((f0 - f1) / hosts)) KiB/port
 	bench_line "ibsim-sweep-$hosts" $(((t1 - t0) / 1000000)) ms
 	bench_line "ibsim-sweep-$hosts-smps" $((x1 - x0)) SMPs
