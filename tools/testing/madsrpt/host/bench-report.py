@@ -24,7 +24,8 @@ import sys
 
 # Metrics where less is better.
 COSTS = ("us/IO", "ns/exchange", "retries/s", "timeouts/s", "queued",
-         "ms", "SMPs", "us/SMP", "KiB/port")
+         "ms", "SMPs", "us/SMP", "KiB/port", "us", "timeouts", "retries",
+         "hosts")
 # Counts per exchange or per I/O (the srp figures' ctxsw/IO and the
 # "-cost" figures): less is better.
 COST_COUNTS = ("allocs/", "pages/", "wakeups/", "ctxsw/", "works/",

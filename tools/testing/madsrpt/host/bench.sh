@@ -73,6 +73,12 @@ all=(
 	"ibsim-sweep-64|ibsim-sweep 64"
 	"ibsim-sweep-256|ibsim-sweep 256"
 	"ibsim-sweep-1024|ibsim-sweep 1024"
+	"ibsim-kmad-1|ibsim-kmad 1"
+	"ibsim-kmad-16|ibsim-kmad 16"
+	"ibsim-kmad-256|ibsim-kmad 256"
+	"ibsim-mad-rr-16|ibsim-mad-rr 16"
+	"ibsim-sa-storm-256|ibsim-sa-storm 256"
+	"ibsim-sa-storm-1024|ibsim-sa-storm 1024"
 )
 
 figures=()
@@ -127,7 +133,7 @@ for f in "${figures[@]}"; do
 			# The fabric figures: up to a thousand HCAs, minutes.
 			mem=2048 tmo=$((secs * 3 + 240))
 			case $name in
-			ibsim-*) mem=6144 tmo=1800 ;;
+			ibsim-sweep-* | ibsim-sa-storm-*) mem=6144 tmo=1800 ;;
 			esac
 			"$here/vm.sh" -k "$kpre$k" -t "$tmo" -m "$mem" -l "$log" \
 				"$MS_HARNESS/guest/roles/bench.sh" "${perf_arg[@]}" \

@@ -6,7 +6,9 @@
  * device: a responder for GET of vendor class 0x32 (with an OUI), which
  * answers each request at once, and a requester that keeps @window GETs
  * outstanding to it, reposting each buffer from its send handler when the
- * response has matched it.  Both agents use the public MAD API only, so
+ * response has matched it.  With @peer, the responder sits on port 1 of
+ * that other device instead and the requests go to it by LID (on
+ * ibdevsim: through the fabric's switches).  Both agents use the public MAD API only, so
  * the same module builds against our tree and pristine 6.12.
  *
  * With @background > 0 the requester first posts that many GETs to a QP
@@ -78,6 +80,10 @@ static char *bench_dev = "rxe-veth0";
 module_param_named(dev, bench_dev, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device to run on (port 1)");
 
+static char *bench_peer = "";
+module_param_named(peer, bench_peer, charp, 0444);
+MODULE_PARM_DESC(peer, "InfiniBand device whose port 1 answers (default: dev itself)");
+
 static unsigned int window = 16;
 module_param(window, uint, 0444);
 MODULE_PARM_DESC(window, "GETs kept outstanding to the responder");
@@ -121,9 +127,13 @@ struct mad_bench_req {
 /**
  * struct mad_bench - one run
  * @dev: the device, referenced
+ * @peer_dev: the responder's device, referenced (@dev itself without @peer)
  * @req: requester agent
  * @resp: responder agent
- * @ah: address of our own port's QP1, shared by both agents
+ * @ah: the requester's address of the responder's QP1 (without @peer: of
+ *	our own port's QP1, shared by both agents)
+ * @resp_ah: the responder's address of the requester's QP1 (@ah without
+ *	@peer)
  * @next_tid: low 32 bits of the next TID
  * @start: when counting starts (after the warm-up); 0 until then
  * @end: when counting ends; 0 until then
@@ -149,9 +159,11 @@ struct mad_bench_req {
  */
 struct mad_bench {
 	struct ib_device *dev;
+	struct ib_device *peer_dev;
 	struct ib_mad_agent *req;
 	struct ib_mad_agent *resp;
 	struct ib_ah *ah;
+	struct ib_ah *resp_ah;
 	atomic_t next_tid;
 	ktime_t start;
 	ktime_t end;
@@ -290,7 +302,7 @@ static void mad_bench_answer(struct mad_bench *b,
 	}
 	memcpy(rsp->mad, recv_wc->recv_buf.mad, IB_MGMT_MAD_SIZE);
 	((struct ib_mad_hdr *)rsp->mad)->method = IB_MGMT_METHOD_GET_RESP;
-	rsp->ah = b->ah;
+	rsp->ah = b->resp_ah;
 	if (ib_post_send_mad(rsp, NULL)) {
 		atomic_long_inc(&b->errors);
 		ib_free_send_mad(rsp);
@@ -385,6 +397,25 @@ static void mad_bench_resp_send(struct ib_mad_agent *agent,
 	ib_free_send_mad(wc->send_buf);
 }
 
+/* An address handle on @agent's port 1 for port 1 of @to, by its LID. */
+static struct ib_ah *mad_bench_lid_ah(struct ib_mad_agent *agent,
+				      struct ib_device *to)
+{
+	struct rdma_ah_attr attr = {};
+	struct ib_port_attr pattr;
+	int ret;
+
+	ret = ib_query_port(to, 1, &pattr);
+	if (ret)
+		return ERR_PTR(ret);
+	if (!pattr.lid || pattr.state != IB_PORT_ACTIVE)
+		return ERR_PTR(-ENETUNREACH);
+	attr.type = rdma_ah_find_type(agent->device, 1);
+	rdma_ah_set_port_num(&attr, 1);
+	rdma_ah_set_dlid(&attr, pattr.lid);
+	return rdma_create_ah(agent->qp->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+}
+
 /*
  * An address handle for our own port: on RoCE by GID 0, with our own MAC
  * as destination (a kernel AH's MAC is the caller's to fill in); on IB by
@@ -429,7 +460,7 @@ static int mad_bench_agents(struct mad_bench *b)
 	if (!overload)
 		memcpy(reg.oui, bench_oui, sizeof(bench_oui));
 	set_bit(IB_MGMT_METHOD_GET, reg.method_mask);
-	b->resp = ib_register_mad_agent(b->dev, 1, IB_QPT_GSI, &reg, 0,
+	b->resp = ib_register_mad_agent(b->peer_dev, 1, IB_QPT_GSI, &reg, 0,
 					mad_bench_resp_send,
 					mad_bench_resp_recv, b, 0);
 	if (IS_ERR(b->resp))
@@ -658,10 +689,36 @@ static int __init mad_bench_init(void)
 		ret = -ENODEV;
 		goto free;
 	}
+	b->peer_dev = b->dev;
+	if (*bench_peer) {
+		b->peer_dev = ib_device_get_by_name(bench_peer,
+						    RDMA_DRIVER_UNKNOWN);
+		if (!b->peer_dev) {
+			ret = -ENODEV;
+			goto put_dev;
+		}
+		if (b->peer_dev == b->dev || !rdma_protocol_ib(b->dev, 1) ||
+		    !rdma_protocol_ib(b->peer_dev, 1)) {
+			ret = -EINVAL;
+			goto put_peer;
+		}
+	}
 	ret = mad_bench_agents(b);
 	if (ret)
-		goto put_dev;
-	b->ah = mad_bench_self_ah(b);
+		goto put_peer;
+	if (b->peer_dev == b->dev) {
+		b->ah = mad_bench_self_ah(b);
+		b->resp_ah = b->ah;
+	} else {
+		b->ah = mad_bench_lid_ah(b->req, b->peer_dev);
+		if (!IS_ERR(b->ah)) {
+			b->resp_ah = mad_bench_lid_ah(b->resp, b->dev);
+			if (IS_ERR(b->resp_ah)) {
+				rdma_destroy_ah(b->ah, RDMA_DESTROY_AH_SLEEPABLE);
+				b->ah = b->resp_ah;
+			}
+		}
+	}
 	if (IS_ERR(b->ah)) {
 		ret = PTR_ERR(b->ah);
 		goto unregister;
@@ -680,7 +737,11 @@ static int __init mad_bench_init(void)
 	wait_for_completion(&b->all_back);
 	mad_bench_drop_queue(b);
 	ib_unregister_mad_agent(b->resp);
+	if (b->resp_ah != b->ah)
+		rdma_destroy_ah(b->resp_ah, RDMA_DESTROY_AH_SLEEPABLE);
 	rdma_destroy_ah(b->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	if (b->peer_dev != b->dev)
+		ib_device_put(b->peer_dev);
 	ib_device_put(b->dev);
 	if (!expire)
 		mad_bench_report(b);
@@ -694,6 +755,9 @@ static int __init mad_bench_init(void)
 unregister:
 	ib_unregister_mad_agent(b->req);
 	ib_unregister_mad_agent(b->resp);
+put_peer:
+	if (b->peer_dev != b->dev)
+		ib_device_put(b->peer_dev);
 put_dev:
 	ib_device_put(b->dev);
 free:

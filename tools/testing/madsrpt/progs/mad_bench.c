@@ -16,7 +16,12 @@
  * rate is answered exchanges per second.  The exit status is non-zero if
  * nothing was answered or a call failed.
  *
- * Usage: mad_bench -d DEV -p PORT -g GID_INDEX -w WINDOW -s SECONDS
+ * With -D PEER (InfiniBand only), the responder sits on port PORT of
+ * device PEER instead, and the requester addresses it by the LID of that
+ * port, without a GRH: on ibdevsim the MADs then cross the fabric's
+ * switches.
+ *
+ * Usage: mad_bench -d DEV [-D PEER] -p PORT -g GID_INDEX -w WINDOW -s SECONDS
  */
 
 #include <endian.h>
@@ -48,6 +53,8 @@ struct msg {
 };
 
 static const char *dev_name;
+static const char *peer_name;
+static uint16_t peer_lid;
 static int port_num = 1;
 static int gid_index;
 static uint8_t port_gid[16];
@@ -60,14 +67,14 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int open_agent(int serve_get, int *agent)
+static int open_agent(const char *dev, int serve_get, int *agent)
 {
 	long mask[4] = { 0 };
 	int fd;
 
-	fd = umad_open_port(dev_name, port_num);
+	fd = umad_open_port(dev, port_num);
 	if (fd < 0) {
-		fprintf(stderr, "umad_open_port %s/%d: %d\n", dev_name,
+		fprintf(stderr, "umad_open_port %s/%d: %d\n", dev,
 			port_num, fd);
 		return -1;
 	}
@@ -108,6 +115,10 @@ static int send_get(int fd, int agent, uint64_t tid)
 
 	memset(&m, 0, sizeof(m));
 	mad_address(&m.umad.addr, 1, port_gid, gid_index);
+	if (peer_name) {
+		m.umad.addr.grh_present = 0;
+		m.umad.addr.lid = htobe16(peer_lid);
+	}
 	m.mad.hdr.base_version = MGMT_BASE_VERSION;
 	m.mad.hdr.mgmt_class = BENCH_CLASS;
 	m.mad.hdr.class_version = 1;
@@ -173,10 +184,13 @@ int main(int argc, char **argv)
 	pid_t child;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "d:p:g:w:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:D:p:g:w:s:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev_name = optarg;
+			break;
+		case 'D':
+			peer_name = optarg;
 			break;
 		case 'p':
 			port_num = atoi(optarg);
@@ -192,7 +206,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s -d DEV -p PORT -g GID_INDEX -w WINDOW -s SECONDS\n",
+				"usage: %s -d DEV [-D PEER] -p PORT -g GID_INDEX -w WINDOW -s SECONDS\n",
 				argv[0]);
 			return 2;
 		}
@@ -208,7 +222,11 @@ int main(int argc, char **argv)
 			dev_name, port_num);
 		return 1;
 	}
-	rfd = open_agent(1, &ragent);
+	if (peer_name && read_port_lid(peer_name, port_num, &peer_lid) < 0) {
+		fprintf(stderr, "%s/%d has no LID\n", peer_name, port_num);
+		return 1;
+	}
+	rfd = open_agent(peer_name ? peer_name : dev_name, 1, &ragent);
 	if (rfd < 0)
 		return 1;
 	child = fork();
@@ -220,7 +238,7 @@ int main(int argc, char **argv)
 		serve(rfd, ragent);
 		_exit(0);
 	}
-	qfd = open_agent(0, &qagent);
+	qfd = open_agent(dev_name, 0, &qagent);
 	ret = qfd < 0 ? 1 : request(qfd, qagent, window, seconds);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);

@@ -101,6 +101,30 @@ static inline int read_port_gid(const char *dev, int port, int index,
 	return 0;
 }
 
+/*
+ * Read the LID of port @port of @dev from sysfs into @lid (host order).
+ * Returns 0, or a negative errno: -EINVAL when the port has no LID.
+ */
+static inline int read_port_lid(const char *dev, int port, uint16_t *lid)
+{
+	char path[256];
+	unsigned int v;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/lid",
+		 dev, port);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%x", &v);
+	fclose(f);
+	if (n != 1 || !v || v >= 0xc000)
+		return -EINVAL;
+	*lid = v;
+	return 0;
+}
+
 /* Set the bit of @method in @mask, for umad_register(_oui)(). */
 static inline void method_mask_set(long *mask, uint8_t method)
 {

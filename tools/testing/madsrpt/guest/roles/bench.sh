@@ -37,6 +37,22 @@
 #                                        (time, packets the SM's port sent,
 #                                        busy CPU of the guest per packet);
 #                                        SECONDS is not used
+#   bench.sh SECONDS ibsim-kmad WINDOW   kmad across ibdevsim's default
+#                                        fabric: requester on ibdevsim0,
+#                                        responder on ibdevsim1, by LID
+#                                        through the switch
+#   bench.sh SECONDS ibsim-mad-rr WINDOW the same through ib_umad
+#                                        (progs/mad_bench.c -D)
+#   bench.sh SECONDS ibsim-sa-storm HOSTS
+#                                        on a fat tree of HOSTS HCAs with
+#                                        opensm up, every HCA but the SM's
+#                                        sends 8 PathRecord queries through
+#                                        ib_sa, 2 outstanding, 2 s deadline
+#                                        each (kmod/sa_storm_kmod.c), all
+#                                        at once: answered per second,
+#                                        median and p99 latency, timeouts,
+#                                        retries on the wire, hosts starved;
+#                                        SECONDS is not used
 #
 # A last argument "cost" to mad-rr, kmad or srp counts instead what the
 # whole guest did per exchange or per I/O while the figure ran (kernel
@@ -489,6 +505,115 @@ bench_ibsim_sweep() {
 	bench_line "ibsim-sweep-$hosts-cpu" $(((c1 - c0) / (x1 - x0))) us/SMP
 }
 
+# ibsim_two_hosts: ibdevsim's default fabric (two HCAs behind a switch),
+# every port ACTIVE, and opensm gone again so that it sends nothing while
+# the figure runs (the ports keep their LIDs).
+ibsim_two_hosts() {
+	ms_ibsim_fabric >/dev/null || return 1
+	ms_ibsim_opensm
+	ms_wait 120 ms_ibsim_all_active || { echo "# ports not ACTIVE"; return 1; }
+	kill "$ms_sm_pid" && wait "$ms_sm_pid" 2>/dev/null
+	return 0
+}
+
+bench_ibsim_kmad() {
+	local win=$1 ko out rate ns n
+
+	ko=$MS_TOP/build/bench/kmod/$(uname -r)/mad_bench_kmod.ko
+	[ -f "$ko" ] || { echo "# no $ko"; return 1; }
+	ibsim_two_hosts || return 1
+	dmesg -C
+	prof_start
+	insmod "$ko" dev=ibdevsim0 peer=ibdevsim1 window="$win" \
+		seconds="$secs" ||
+		{ dmesg | grep mad_bench_kmod | sed 's/^/# /'; return 1; }
+	prof_end
+	out=$(dmesg | grep -o 'mad_bench_kmod window=.*')
+	echo "# $out"
+	n=$(grep -o ' answered=[0-9]*' <<<"$out")
+	prof_stop "${n#*=}" exchange
+	rmmod mad_bench_kmod
+	rate=$(grep -o ' rate=[0-9]*' <<<"$out")
+	ns=$(grep -o 'ns_per_exchange=[0-9]*' <<<"$out")
+	[ -n "$rate" ] && [ -n "$ns" ] || return 1
+	bench_line "ibsim-kmad-$win" "${rate#*=}" exchanges/s
+	bench_line "ibsim-kmad-$win-ns" "${ns#*=}" ns/exchange
+}
+
+bench_ibsim_mad_rr() {
+	local win=$1 out n
+
+	ms_build_prog mad_bench || return 1
+	ibsim_two_hosts || return 1
+	prof_start
+	out=$(/tmp/mad_bench -d ibdevsim0 -D ibdevsim1 -p 1 -g 0 -w "$win" \
+		-s "$secs") || {
+		echo "# $out"
+		return 1
+	}
+	prof_end
+	echo "# $out"
+	n=$(grep -o ' answered=[0-9]*' <<<"$out")
+	prof_stop "${n#*=}" exchange
+	bench_line "ibsim-mad-rr-$win" "${out##*rate=}" exchanges/s
+}
+
+# xmit_sum FIRST: packets sent so far by port 1 of every ibdevsim HCA
+# from ibdevsimFIRST on.
+xmit_sum() {
+	local d n=0 v
+
+	for d in /sys/class/infiniband/ibdevsim*; do
+		[ "${d##*ibdevsim}" -ge "$1" ] || continue
+		read -r v <"$d/ports/1/counters/port_xmit_packets"
+		n=$((n + v))
+	done
+	echo $n
+}
+
+bench_ibsim_sa_storm() {
+	local hosts=$1 topo ko out x0 x1 v a t w
+	local q=8 win=2 tmo=2000
+
+	ko=$MS_TOP/build/bench/kmod/$(uname -r)/sa_storm_kmod.ko
+	[ -f "$ko" ] || { echo "# no $ko"; return 1; }
+	topo="python3 $MS_TOP/tools/infiniband/ibdevsim-topo.py"
+	modprobe ib_umad && modprobe ibdevsim || return 1
+	$topo fattree --hosts "$hosts" --radix 36 >/tmp/ft.topo || return 1
+	$topo load /tmp/ft.topo | sed 's/^/# /' || return 1
+	ms_ibsim_opensm
+	ms_wait 1500 ms_ibsim_sm_up || { echo "# no SUBNET UP"; return 1; }
+	v=$(cat /sys/class/infiniband/ibdevsim*/ports/1/state | grep -c ACTIVE)
+	[ "$v" -eq "$hosts" ] || { echo "# $v of $hosts ports ACTIVE"; return 1; }
+	# ib_sa learns the SM's address from the port events of the sweep.
+	sleep 5
+	dmesg -C
+	x0=$(xmit_sum 1)
+	insmod "$ko" queries=$q window=$win timeout_ms=$tmo ||
+		{ dmesg | grep sa_storm | sed 's/^/# /'; return 1; }
+	x1=$(xmit_sum 1)
+	out=$(dmesg | grep -o 'sa_storm hosts=.*')
+	echo "# $out"
+	rmmod sa_storm_kmod
+	a=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
+	t=$(grep -o ' timeouts=[0-9]*' <<<"$out") || return 1
+	w=$(grep -o ' wrong=[0-9]*' <<<"$out") || return 1
+	a=${a#*=} t=${t#*=} w=${w#*=}
+	# Every query answered, timed out or answered wrong left at least
+	# once; what the requesters sent beyond that were ib_sa's retries.
+	echo "# requesters sent $((x1 - x0)) packets for $((a + t + w)) queries"
+	v=$(grep -o ' goodput=[0-9]*' <<<"$out") || return 1
+	bench_line "ibsim-sa-storm-$hosts" "${v#*=}" answered/s
+	v=$(grep -o ' p50_us=[0-9]*' <<<"$out") || return 1
+	bench_line "ibsim-sa-storm-$hosts-p50" "${v#*=}" us
+	v=$(grep -o ' p99_us=[0-9]*' <<<"$out") || return 1
+	bench_line "ibsim-sa-storm-$hosts-p99" "${v#*=}" us
+	bench_line "ibsim-sa-storm-$hosts-timeouts" "$t" timeouts
+	bench_line "ibsim-sa-storm-$hosts-retries" $((x1 - x0 - a - t - w)) retries
+	v=$(grep -o ' starved_hosts=[0-9]*' <<<"$out") || return 1
+	bench_line "ibsim-sa-storm-$hosts-starved" "${v#*=}" hosts
+}
+
 case "$figure" in
 mad-rr) bench_mad_rr "$@" ;;
 kmad) bench_kmad "$@" ;;
@@ -501,5 +626,8 @@ rxe-ud) bench_rxe ud ;;
 rxe-rc-write) bench_rxe write ;;
 rxe-rc-read) bench_rxe read ;;
 ibsim-sweep) bench_ibsim_sweep "$@" ;;
+ibsim-kmad) bench_ibsim_kmad "$@" ;;
+ibsim-mad-rr) bench_ibsim_mad_rr "$@" ;;
+ibsim-sa-storm) bench_ibsim_sa_storm "$@" ;;
 *) echo "# unknown figure $figure"; exit 2 ;;
 esac
