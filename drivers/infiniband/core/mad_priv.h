@@ -86,6 +86,22 @@
 #define IB_MAD_FC_BACKOFF_MAX		6
 /* Buckets of an agent's table of flow-controlled destinations. */
 #define IB_MAD_FC_DEST_HASH_BITS	5
+/*
+ * Slots (2^bits) of an agent's table of destinations that answer late
+ * (struct ib_mad_late_dest); a late answer raises its destination's level
+ * at most once per IB_MAD_LATE_RAISE_MS, and a level not raised for
+ * IB_MAD_LATE_TTL_MS is forgotten.
+ */
+#define IB_MAD_LATE_BITS		4
+/*
+ * Slots (2^bits) of the table of SA requests an agent was given and has
+ * not answered (struct ib_mad_dup_table of mad_recv.c), and how long a
+ * copy of one of them is dropped after the first was delivered.
+ */
+#define IB_MAD_DUP_BITS			12
+#define IB_MAD_DUP_HOLD_MS		4000
+#define IB_MAD_LATE_RAISE_MS		100
+#define IB_MAD_LATE_TTL_MS		60000
 
 /* log2 of the number of buckets in an agent's TID hash. */
 #define IB_MAD_SEND_HASH_BITS		6
@@ -168,12 +184,28 @@ struct ib_mad_fc_dest {
 };
 
 /**
+ * struct ib_mad_late_dest - a destination whose answers came late
+ * @key: its flow-control key (ib_mad_fc_key()); the slot is unused while
+ *	@level is 0
+ * @level: each try of a flow-controlled request to it waits 2^@level times
+ *	the request's timeout (never past the request's total deadline)
+ * @raised: jiffies when @level was last raised
+ *
+ * See ib_mad_send_late_answer_locked(); under the agent lock.
+ */
+struct ib_mad_late_dest {
+	u64 key;
+	unsigned long raised;
+	unsigned int level;
+};
+
+/**
  * struct ib_mad_agent_private - the MAD layer's view of a client agent
  * @agent: what the client sees; security.c uses it via container_of()
  * @reg_req: copy of the registration request, NULL for send-only agents
  * @qp_info: QP0 or QP1 of the port the agent is on
  * @lock: protects every send of the agent (state, @send_hash, @wait_tree,
- *	@done_list, @fc_dests, @fc_active) and the RMPP receive state
+ *	@done_list, @fc_dests, @fc_active, @late) and the RMPP receive state
  *	(@rmpp_hash and the other @rmpp_ fields). Nests inside
  *	ib_mad_port_private.reg_lock and outside ib_mad_queue.lock.
  * @send_hash: outstanding sends (state ON_WIRE, WAIT_RESP) keyed by TID
@@ -189,6 +221,11 @@ struct ib_mad_fc_dest {
  *	together: posted, not yet answered, cancelled or timed out
  * @fc_max: slots for flow-controlled requests (see ib_mad_fc_request())
  *	toward each destination; 0 turns flow control off for the agent
+ * @late: destinations whose answers came after their requests had been
+ *	retried or given up, direct-mapped by key (a new one takes the slot)
+ * @dup: the SA requests delivered and not answered yet, for an agent
+ *	that serves SA requests (see ib_mad_dup_alloc()), else NULL; has its
+ *	own lock
  * @timed_work: runs timeouts and deferred completions; on the port's wq
  * @rmpp_hash: RMPP reassemblies, collecting or recently finished, keyed by
  *	TID; owned by mad_rmpp_recv.c
@@ -222,6 +259,8 @@ struct ib_mad_agent_private {
 	DECLARE_HASHTABLE(fc_dests, IB_MAD_FC_DEST_HASH_BITS);
 	unsigned int fc_active;
 	unsigned int fc_max;
+	struct ib_mad_late_dest late[1 << IB_MAD_LATE_BITS];
+	struct ib_mad_dup_table *dup;
 	struct delayed_work timed_work;
 	DECLARE_HASHTABLE(rmpp_hash, IB_MAD_RMPP_HASH_BITS);
 	unsigned int rmpp_recvs;
@@ -328,6 +367,7 @@ typedef void (*ib_mad_internal_done_t)(struct ib_mad_send_wr_private *wr,
  *	as their header.
  * @timeout: jiffies deadline while in the wait tree (WAIT_RESP: the
  *	response timeout; QUEUED: @deadline)
+ * @wait_start: jiffies when its last wait for a response began
  * @deadline: jiffies by which the send completes at the latest: post time
  *	plus send_buf.timeout_ms for the first try and each retry. Bounds
  *	the backlog wait and the backoff of flow-controlled retries.
@@ -377,6 +417,7 @@ struct ib_mad_send_wr_private {
 	enum ib_mad_send_state state;
 	unsigned int wr_inflight;
 	unsigned long timeout;
+	unsigned long wait_start;
 	unsigned long deadline;
 	int max_retries;
 	int retries_left;
@@ -500,8 +541,14 @@ struct ib_mad_qp_info {
  * @IB_MAD_STAT_FC_QUEUED: flow-controlled requests that had to wait for a
  *	slot on their agent's backlog
  * @IB_MAD_STAT_FC_BACKLOG: requests on a backlog now (gauge)
- * @IB_MAD_STAT_FC_BACKOFF: retries that waited longer than the request's
+ * @IB_MAD_STAT_FC_BACKOFF: tries that waited longer than the request's
  *	timeout (exponential backoff)
+ * @IB_MAD_STAT_FC_LATE: responses to SA or SMP requests already retried
+ *	or given up that raised their source's late level (see
+ *	ib_mad_send_late_answer_locked())
+ * @IB_MAD_STAT_DUP_DROPPED: copies of an SA request dropped because the
+ *	first copy was delivered and is not answered yet (see
+ *	ib_mad_dup_alloc())
  * @IB_MAD_STAT_FC_DROPPED: requests whose deadline passed on a backlog:
  *	completed with IB_WC_RESP_TIMEOUT_ERR, never sent
  * @IB_MAD_STAT_RECV_FLUSHED: receive buffers flushed (QP in the error
@@ -540,6 +587,8 @@ enum ib_mad_stat {
 	IB_MAD_STAT_FC_QUEUED,
 	IB_MAD_STAT_FC_BACKLOG,
 	IB_MAD_STAT_FC_BACKOFF,
+	IB_MAD_STAT_FC_LATE,
+	IB_MAD_STAT_DUP_DROPPED,
 	IB_MAD_STAT_FC_DROPPED,
 	IB_MAD_STAT_RECV_FLUSHED,
 	IB_MAD_STAT_SMI_RELAYED,
@@ -659,6 +708,11 @@ int ib_mad_class_index(u8 mgmt_class);
 bool ib_mad_is_vendor_class_range2(u8 mgmt_class);
 bool ib_mad_fc_request(const struct ib_mad_hdr *hdr);
 u64 ib_mad_fc_key(const void *mad, struct ib_ah *ah);
+u64 ib_mad_fc_recv_key(const struct ib_mad_recv_wc *recv_wc);
+
+struct ib_mad_dup_table *ib_mad_dup_alloc(const struct ib_mad_reg_req *req);
+void ib_mad_dup_answered(struct ib_mad_agent_private *priv,
+			 const struct ib_mad_send_wr_private *wr);
 int ib_mad_recv_gids(const struct ib_mad_agent_private *priv,
 		     const struct ib_mad_recv_wc *recv_wc,
 		     union ib_gid *sgid, union ib_gid *dgid);
@@ -768,6 +822,8 @@ void *ib_mad_send_payload(struct ib_mad_send_wr_private *wr);
 void ib_mad_send_wc_done(struct ib_mad_send_wr_private *wr,
 			 const struct ib_wc *wc);
 void ib_mad_send_response_begin_locked(struct ib_mad_send_wr_private *wr);
+void ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
+				    u64 key);
 void ib_mad_send_response_done(struct ib_mad_send_wr_private *wr);
 void ib_mad_agent_timed_work(struct work_struct *work);
 void ib_mad_agent_flush_sends(struct ib_mad_agent_private *priv);

@@ -225,6 +225,155 @@ static bool ib_mad_recv_is_kernel_rmpp(struct ib_mad_agent_private *priv,
 	       (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) & IB_MGMT_RMPP_FLAG_ACTIVE);
 }
 
+/*
+ * A response that matched nothing, to a request of the classes flow
+ * control limits (SA, SMPs): its responder answers late, see
+ * ib_mad_send_late_answer_locked().
+ */
+static void ib_mad_note_late_answer(struct ib_mad_agent_private *priv,
+				    const struct ib_mad_recv_wc *recv_wc)
+{
+	u8 mgmt_class = recv_wc->recv_buf.mad->mad_hdr.mgmt_class;
+	unsigned long flags;
+	u64 key;
+
+	if (!priv->fc_max ||
+	    (mgmt_class != IB_MGMT_CLASS_SUBN_ADM &&
+	     mgmt_class != IB_MGMT_CLASS_SUBN_LID_ROUTED &&
+	     mgmt_class != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE))
+		return;
+	key = ib_mad_fc_recv_key(recv_wc);
+	spin_lock_irqsave(&priv->lock, flags);
+	ib_mad_send_late_answer_locked(priv, key);
+	spin_unlock_irqrestore(&priv->lock, flags);
+}
+
+/* Duplicate SA requests ------------------------------------------------- */
+
+/**
+ * struct ib_mad_dup_slot - an SA request delivered to its agent
+ * @src: where it came from (ib_mad_fc_recv_key())
+ * @tid: its TID
+ * @delivered: jiffies when it was delivered, or 0 once it was answered
+ */
+struct ib_mad_dup_slot {
+	u64 src;
+	__be64 tid;
+	unsigned long delivered;
+};
+
+/**
+ * struct ib_mad_dup_table - SA requests an agent has not answered yet
+ * @lock: protects @slot
+ * @slot: direct-mapped by source and TID; a new request takes its slot
+ *	from whatever was there
+ */
+struct ib_mad_dup_table {
+	spinlock_t lock;	/* protects @slot */
+	struct ib_mad_dup_slot slot[1 << IB_MAD_DUP_BITS];
+};
+
+/**
+ * ib_mad_dup_alloc() - the duplicate table of an agent, if it serves the SA
+ * @req: the agent's registration request, or NULL
+ *
+ * When every node of a fabric queries the SA at once, the SA cannot
+ * answer each request within the requester's timeout, and the requesters
+ * send the same requests again: under such a storm most of what reaches
+ * the SA are copies of requests it has queued already, and answering
+ * every copy delays every answer further. A copy of a request the agent
+ * was given and has not answered carries nothing new, and the answer to
+ * the first copy answers it too (the requester matches by TID). So an
+ * agent that serves SA requests remembers those it was given (source and
+ * TID) until it posts their response, and a copy that arrives meanwhile,
+ * within IB_MAD_DUP_HOLD_MS of the first, is dropped as if lost on the
+ * wire, which every MAD requester survives by retrying. A copy that
+ * arrives after the answer was sent is delivered (the answer may have
+ * been lost), as is one after the hold time (the agent may have dropped
+ * the first). The table is direct-mapped and never grows: requests
+ * sharing a slot only weaken the filter.
+ *
+ * Context: process context; may sleep.
+ * Return: the table for an agent registered for SA requests, else NULL
+ * (and NULL when the table cannot be allocated: the agent then receives
+ * every copy, as without it).
+ */
+struct ib_mad_dup_table *ib_mad_dup_alloc(const struct ib_mad_reg_req *req)
+{
+	struct ib_mad_dup_table *tab;
+
+	if (!req || req->mgmt_class != IB_MGMT_CLASS_SUBN_ADM ||
+	    bitmap_empty(req->method_mask, IB_MGMT_MAX_METHODS))
+		return NULL;
+	tab = kvzalloc(sizeof(*tab), GFP_KERNEL);
+	if (tab)
+		spin_lock_init(&tab->lock);
+	return tab;
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_dup_alloc);
+
+static struct ib_mad_dup_slot *ib_mad_dup_slot(struct ib_mad_dup_table *tab,
+					       u64 src, __be64 tid)
+{
+	return &tab->slot[hash_64(src ^ (__force u64)tid, IB_MAD_DUP_BITS)];
+}
+
+/*
+ * Whether SA request @recv_wc is a copy of one delivered to @priv and not
+ * answered yet; if it is not, it is remembered as delivered now.
+ */
+static bool ib_mad_dup_request(struct ib_mad_agent_private *priv,
+			       const struct ib_mad_recv_wc *recv_wc)
+{
+	struct ib_rmpp_mad *rmpp_mad = (struct ib_rmpp_mad *)recv_wc->recv_buf.mad;
+	__be64 tid = rmpp_mad->mad_hdr.tid;
+	struct ib_mad_dup_slot *slot;
+	unsigned long flags;
+	bool dup;
+	u64 src;
+
+	/* The segments of a request that the agent reassembles share a TID. */
+	if (!ib_mad_kernel_rmpp_agent(&priv->agent) &&
+	    (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) & IB_MGMT_RMPP_FLAG_ACTIVE))
+		return false;
+	src = ib_mad_fc_recv_key(recv_wc);
+	slot = ib_mad_dup_slot(priv->dup, src, tid);
+	spin_lock_irqsave(&priv->dup->lock, flags);
+	dup = slot->delivered && slot->src == src && slot->tid == tid &&
+	      time_before(jiffies, slot->delivered +
+			  msecs_to_jiffies(IB_MAD_DUP_HOLD_MS));
+	if (!dup) {
+		slot->src = src;
+		slot->tid = tid;
+		slot->delivered = jiffies ?: 1;
+	}
+	spin_unlock_irqrestore(&priv->dup->lock, flags);
+	return dup;
+}
+
+/**
+ * ib_mad_dup_answered() - an SA agent posts the response to a request
+ * @priv: the agent, which has a duplicate table
+ * @wr: the response, accepted for posting
+ *
+ * Copies of the request that arrive from now on are delivered again.
+ *
+ * Context: any; does not sleep.
+ */
+void ib_mad_dup_answered(struct ib_mad_agent_private *priv,
+			 const struct ib_mad_send_wr_private *wr)
+{
+	u64 dst = ib_mad_fc_key(wr->send_buf.mad, wr->send_buf.ah);
+	struct ib_mad_dup_slot *slot;
+	unsigned long flags;
+
+	slot = ib_mad_dup_slot(priv->dup, dst, wr->tid);
+	spin_lock_irqsave(&priv->dup->lock, flags);
+	if (slot->src == dst && slot->tid == wr->tid)
+		slot->delivered = 0;
+	spin_unlock_irqrestore(&priv->dup->lock, flags);
+}
+
 /* Deliver a response: with its request if one matches. */
 static void ib_mad_deliver_response(struct ib_mad_agent_private *priv,
 				    struct ib_mad_recv_wc *recv_wc)
@@ -254,6 +403,7 @@ static void ib_mad_deliver_response(struct ib_mad_agent_private *priv,
 		return;
 	}
 	ib_mad_stat_inc(port, IB_MAD_STAT_UNMATCHED_RESP);
+	ib_mad_note_late_answer(priv, recv_wc);
 	ib_free_recv_mad(recv_wc);
 }
 
@@ -283,10 +433,17 @@ void ib_mad_deliver(struct ib_mad_agent_private *priv,
 		if (!recv_wc)
 			goto out_put;
 	}
-	if (ib_response_mad(&recv_wc->recv_buf.mad->mad_hdr))
+	if (ib_response_mad(&recv_wc->recv_buf.mad->mad_hdr)) {
 		ib_mad_deliver_response(priv, recv_wc);
-	else
+	} else if (priv->dup &&
+		   recv_wc->recv_buf.mad->mad_hdr.mgmt_class ==
+		   IB_MGMT_CLASS_SUBN_ADM &&
+		   ib_mad_dup_request(priv, recv_wc)) {
+		ib_mad_stat_inc(port, IB_MAD_STAT_DUP_DROPPED);
+		ib_free_recv_mad(recv_wc);
+	} else {
 		priv->agent.recv_handler(&priv->agent, NULL, recv_wc);
+	}
 out_put:
 	ib_mad_agent_put(priv);
 }

@@ -268,7 +268,97 @@ void ib_mad_send_wait_locked(struct ib_mad_send_wr_private *wr,
 			  wr->state != IB_MAD_SEND_WAIT_RESP)))
 		return;
 	wr->state = IB_MAD_SEND_WAIT_RESP;
+	wr->wait_start = jiffies;
 	ib_mad_send_wait_until_locked(wr, jiffies + msecs_to_jiffies(timeout_ms));
+}
+
+/* The slot of @key in @priv's table of late destinations. */
+static struct ib_mad_late_dest *
+ib_mad_late_slot(struct ib_mad_agent_private *priv, u64 key)
+{
+	return &priv->late[hash_64(key, IB_MAD_LATE_BITS)];
+}
+
+/*
+ * The late level of destination @key: how many times the tries of a
+ * request to it double their wait. Agent lock held.
+ */
+static unsigned int ib_mad_late_level_locked(struct ib_mad_agent_private *priv,
+					     u64 key)
+{
+	struct ib_mad_late_dest *late = ib_mad_late_slot(priv, key);
+
+	if (!late->level || late->key != key)
+		return 0;
+	if (time_after(jiffies, late->raised +
+		       msecs_to_jiffies(IB_MAD_LATE_TTL_MS))) {
+		late->level = 0;
+		return 0;
+	}
+	return late->level;
+}
+
+/**
+ * ib_mad_send_late_answer_locked() - a response came after its request
+ * @priv: the agent that sent the request
+ * @key: where the response came from (ib_mad_fc_recv_key())
+ *
+ * A response that matches no outstanding request of the agent answers one
+ * that was retried and already answered, or one given up: its responder
+ * took longer than the request's timeout. Under a load such as every node
+ * of a fabric querying the SA at once, each retry sent that early only
+ * adds another copy to the responder's queue, and the extra copies delay
+ * every answer further until hardly any comes in time. So the agent
+ * remembers the destination: each late answer raises its level by one (at
+ * most once per IB_MAD_LATE_RAISE_MS, so that the copies of one request
+ * count once, up to IB_MAD_FC_BACKOFF_MAX), and each try of a
+ * flow-controlled request to it then waits 2^level times its timeout,
+ * never past the request's total deadline. An answer to a request sent
+ * once, in less than half that wait, lowers the level again
+ * (ib_mad_send_late_fast_locked()). A request or a response that is lost
+ * leaves no late answer behind, so on a lossy but prompt fabric every try
+ * the caller allows is still sent on time.
+ *
+ * Context: agent lock held.
+ */
+void ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
+				    u64 key)
+{
+	struct ib_mad_late_dest *late = ib_mad_late_slot(priv, key);
+	unsigned int level = ib_mad_late_level_locked(priv, key);
+
+	lockdep_assert_held(&priv->lock);
+	if (level && time_before(jiffies, late->raised +
+				 msecs_to_jiffies(IB_MAD_LATE_RAISE_MS)))
+		return;
+	late->key = key;
+	late->level = min(level + 1, IB_MAD_FC_BACKOFF_MAX);
+	late->raised = jiffies;
+	ib_mad_stat_inc(ib_mad_agent_port(priv), IB_MAD_STAT_FC_LATE);
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_send_late_answer_locked);
+
+/*
+ * @wr was answered: if it went out once and its answer came in less than
+ * half its wait, its destination is not late any more by one level.
+ */
+static void ib_mad_send_late_fast_locked(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_agent_private *priv = wr->mad_agent_priv;
+	struct ib_mad_late_dest *late;
+	unsigned int level;
+	u64 half;
+
+	if (!wr->fc || wr->send_buf.retries || wr->state != IB_MAD_SEND_WAIT_RESP)
+		return;
+	level = ib_mad_late_level_locked(priv, wr->fc_key);
+	if (!level)
+		return;
+	half = (u64)wr->send_buf.timeout_ms << (level - 1);
+	if (jiffies_to_msecs(jiffies - wr->wait_start) >= half)
+		return;
+	late = ib_mad_late_slot(priv, wr->fc_key);
+	late->level--;
 }
 
 /*
@@ -333,11 +423,14 @@ ib_mad_send_promote_too_late(const struct ib_mad_send_wr_private *wr)
  * overloaded destination its retries back off: each waits twice as long as the
  * one before, so that the responder gets time to drain its queue rather
  * than more copies of the same request, again never past the deadline.
+ * To a destination whose answers have come late, every try, the first
+ * too, waits 2^level times the timeout (ib_mad_send_late_answer_locked()),
+ * within the deadline as well.
  */
 VISIBLE_IF_KUNIT unsigned int
 ib_mad_send_resp_wait_ms(struct ib_mad_send_wr_private *wr)
 {
-	unsigned int ms = wr->send_buf.timeout_ms;
+	unsigned int ms = wr->send_buf.timeout_ms, shift = 0;
 	unsigned long now = jiffies, t = msecs_to_jiffies(ms), end;
 	long left = (long)(wr->deadline - now);
 	u64 backoff;
@@ -346,9 +439,12 @@ ib_mad_send_resp_wait_ms(struct ib_mad_send_wr_private *wr)
 		return ms;
 	if (left <= 0)
 		return 0;
-	if (wr->send_buf.retries && ib_mad_send_fc_busy(wr)) {
-		backoff = (u64)ms << min(wr->send_buf.retries,
-					 IB_MAD_FC_BACKOFF_MAX);
+	if (wr->send_buf.retries && ib_mad_send_fc_busy(wr))
+		shift = min(wr->send_buf.retries, IB_MAD_FC_BACKOFF_MAX);
+	shift = max(shift, ib_mad_late_level_locked(wr->mad_agent_priv,
+						    wr->fc_key));
+	if (shift) {
+		backoff = (u64)ms << shift;
 		backoff = min_t(u64, backoff, jiffies_to_msecs(left));
 		if (backoff > ms)
 			ib_mad_stat_inc(ib_mad_agent_port(wr->mad_agent_priv),
@@ -510,6 +606,7 @@ EXPORT_SYMBOL_IF_KUNIT(ib_mad_send_wc_done);
 void ib_mad_send_response_begin_locked(struct ib_mad_send_wr_private *wr)
 {
 	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	ib_mad_send_late_fast_locked(wr);
 	ib_mad_send_unhash_locked(wr);
 	wr->state = IB_MAD_SEND_RESPONDED;
 	wr->resp_pending = true;
@@ -941,6 +1038,9 @@ int ib_post_send_mad(struct ib_mad_send_buf *send_buf,
 		ret = ib_mad_send_accept(priv, wr);
 		if (ret)
 			goto err;
+		if (priv->dup && hdr->mgmt_class == IB_MGMT_CLASS_SUBN_ADM &&
+		    ib_response_mad(hdr))
+			ib_mad_dup_answered(priv, wr);
 		/* The handler of this buffer may repost or free it. */
 		next = send_buf->next;
 		ib_mad_stat_inc(ib_mad_agent_port(priv), IB_MAD_STAT_OUTSTANDING);

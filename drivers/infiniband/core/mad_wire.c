@@ -76,6 +76,33 @@ EXPORT_SYMBOL_IF_KUNIT(ib_mad_fc_request);
 #define IB_MAD_FC_KEY_GID	(2ULL << 62)
 #define IB_MAD_FC_KEY_DR	(3ULL << 62)
 
+/* The key of a destination addressed by @gid. */
+static u64 ib_mad_fc_gid_key(const union ib_gid *gid)
+{
+	const u32 *w = (const u32 *)gid->raw;
+
+	return IB_MAD_FC_KEY_GID |
+	       ((u64)jhash2(w, 4, 1) << 32 | jhash2(w, 4, 2)) >> 2;
+}
+
+/* The key of a directed-route SMP's path: hop count and hops. */
+static u64 ib_mad_fc_dr_key(const void *mad)
+{
+	const struct ib_mad_hdr *hdr = mad;
+	const u8 *path;
+	u32 hops;
+
+	if (hdr->base_version == OPA_MGMT_BASE_VERSION) {
+		hops = ((const struct opa_smp *)mad)->hop_cnt;
+		path = ((const struct opa_smp *)mad)->route.dr.initial_path;
+	} else {
+		hops = ((const struct ib_smp *)mad)->hop_cnt;
+		path = ((const struct ib_smp *)mad)->initial_path;
+	}
+	hops = min_t(u32, hops, IB_SMP_MAX_PATH_HOPS - 1);
+	return IB_MAD_FC_KEY_DR | (u64)hops << 32 | jhash(path + 1, hops, 0);
+}
+
 /**
  * ib_mad_fc_key() - the destination of a request, for flow control
  * @mad: the MAD about to be sent
@@ -96,31 +123,39 @@ u64 ib_mad_fc_key(const void *mad, struct ib_ah *ah)
 {
 	const struct ib_mad_hdr *hdr = mad;
 	struct rdma_ah_attr attr;
-	const u8 *path;
-	u32 hops, *gid;
 
-	if (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
-		if (hdr->base_version == OPA_MGMT_BASE_VERSION) {
-			hops = ((const struct opa_smp *)mad)->hop_cnt;
-			path = ((const struct opa_smp *)mad)->route.dr.initial_path;
-		} else {
-			hops = ((const struct ib_smp *)mad)->hop_cnt;
-			path = ((const struct ib_smp *)mad)->initial_path;
-		}
-		hops = min_t(u32, hops, IB_SMP_MAX_PATH_HOPS - 1);
-		return IB_MAD_FC_KEY_DR | (u64)hops << 32 |
-		       jhash(path + 1, hops, 0);
-	}
+	if (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+		return ib_mad_fc_dr_key(mad);
 	if (!ah || rdma_query_ah(ah, &attr))
 		return IB_MAD_FC_KEY_AH | ((uintptr_t)ah & ~IB_MAD_FC_KEY_DR);
-	if (rdma_ah_get_ah_flags(&attr) & IB_AH_GRH) {
-		gid = (u32 *)rdma_ah_read_grh(&attr)->dgid.raw;
-		return IB_MAD_FC_KEY_GID |
-		       ((u64)jhash2(gid, 4, 1) << 32 | jhash2(gid, 4, 2)) >> 2;
-	}
+	if (rdma_ah_get_ah_flags(&attr) & IB_AH_GRH)
+		return ib_mad_fc_gid_key(&rdma_ah_read_grh(&attr)->dgid);
 	return IB_MAD_FC_KEY_LID | rdma_ah_get_dlid(&attr);
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_fc_key);
+
+/**
+ * ib_mad_fc_recv_key() - the source of a response, as a flow-control key
+ * @recv_wc: a response received
+ *
+ * The key ib_mad_fc_key() gives the request it answers: a directed-route
+ * SMP's response carries the request's path; a response with a GRH comes
+ * from the GID the request was sent to, one without from its LID.
+ *
+ * Context: any; does not sleep.
+ * Return: the key.
+ */
+u64 ib_mad_fc_recv_key(const struct ib_mad_recv_wc *recv_wc)
+{
+	const struct ib_mad_hdr *hdr = &recv_wc->recv_buf.mad->mad_hdr;
+
+	if (hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+		return ib_mad_fc_dr_key(hdr);
+	if ((recv_wc->wc->wc_flags & IB_WC_GRH) && recv_wc->recv_buf.grh)
+		return ib_mad_fc_gid_key(&recv_wc->recv_buf.grh->sgid);
+	return IB_MAD_FC_KEY_LID | recv_wc->wc->slid;
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_fc_recv_key);
 
 /**
  * ib_mad_is_vendor_class_range2() - is a class in vendor range 2?

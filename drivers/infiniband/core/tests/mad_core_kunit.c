@@ -2450,6 +2450,168 @@ static void mad_test_fc_backoff(struct kunit *test)
 }
 
 /*
+ * A destination whose answers come after their requests were retried
+ * (responses that match nothing) makes every try to it wait twice as long
+ * per late answer, at most one step per IB_MAD_LATE_RAISE_MS and never
+ * past the deadline; an answer to a request sent once, in less than half
+ * its wait, takes one step back.
+ */
+static void mad_test_fc_late(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 0x90, 100, 0);
+	struct ib_mad_send_wr_private *wr = ib_mad_send_wr(buf);
+	struct ib_mad_send_buf *req;
+	struct ib_mad_fc_dest dest = {
+		.backlog = LIST_HEAD_INIT(dest.backlog),
+	};
+	unsigned long flags;
+	long waits;
+
+	env->priv->fc_max = 4;
+	wr->fc = true;
+	wr->fc_dest = &dest;
+	wr->fc_key = ib_mad_fc_key(buf->mad, NULL);
+	wr->deadline = jiffies + msecs_to_jiffies(100000);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
+
+	spin_lock_irqsave(&env->priv->lock, flags);
+	ib_mad_send_late_answer_locked(env->priv, wr->fc_key);
+	/* Another copy's answer right after it counts as the same one. */
+	ib_mad_send_late_answer_locked(env->priv, wr->fc_key);
+	spin_unlock_irqrestore(&env->priv->lock, flags);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_LATE), 1);
+	/* The first try waits longer too, not only the retries. */
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 200);
+
+	/* A later late answer, through the receive path: unmatched TID. */
+	msleep(IB_MAD_LATE_RAISE_MS + 20);
+	mad_test_respond(test, env, 0x91, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_UNMATCHED_RESP), 1);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_LATE), 2);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 400);
+
+	/* Never past the deadline. */
+	wr->deadline = jiffies + msecs_to_jiffies(300);
+	KUNIT_EXPECT_LE(test, ib_mad_send_resp_wait_ms(wr), 300);
+	KUNIT_EXPECT_GT(test, ib_mad_send_resp_wait_ms(wr), 200);
+	wr->deadline = jiffies + msecs_to_jiffies(100000);
+
+	/*
+	 * A request to it, sent once and answered at once: its try waited
+	 * 400 ms, and the answer in less than 200 takes the level down one.
+	 */
+	req = mad_test_send(test, env, 0x92, 100, 6);
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(req, NULL), 0);
+	KUNIT_EXPECT_TRUE(test, ib_mad_send_wr(req)->fc);
+	mad_test_wire_done(req, IB_WC_SUCCESS);
+	waits = (long)(ib_mad_send_wr(req)->timeout - jiffies);
+	KUNIT_EXPECT_GT(test, waits, (long)msecs_to_jiffies(300));
+	mad_test_respond(test, env, 0x92, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 200);
+
+	/* Sends outside flow control wait their timeout whatever the level. */
+	wr->fc = false;
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
+	wr->fc_dest = NULL;
+	ib_free_send_mad(req);
+	ib_free_send_mad(buf);
+}
+
+/* The network delivers an SA GET with @tid from LID @slid. */
+static void mad_test_sa_get(struct kunit *test, struct mad_test_env *env,
+			    u64 tid, u32 slid)
+{
+	struct ib_mad_recv_priv *recv;
+	struct ib_mad_hdr *hdr;
+
+	recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, recv);
+	hdr = (struct ib_mad_hdr *)recv->mad;
+	hdr->base_version = IB_MGMT_BASE_VERSION;
+	hdr->mgmt_class = IB_MGMT_CLASS_SUBN_ADM;
+	hdr->class_version = 2;
+	hdr->method = IB_MGMT_METHOD_GET;
+	hdr->tid = cpu_to_be64(tid);
+	recv->wc.slid = slid;
+	recv->recv_wc.wc = &recv->wc;
+	recv->recv_wc.recv_buf.mad = (struct ib_mad *)recv->mad;
+	recv->recv_wc.recv_buf.grh = &recv->grh;
+	recv->recv_wc.mad_len = sizeof(struct ib_mad);
+	INIT_LIST_HEAD(&recv->recv_wc.rmpp_list);
+	list_add(&recv->recv_wc.recv_buf.list, &recv->recv_wc.rmpp_list);
+	ib_mad_agent_get(env->priv);
+	ib_mad_deliver(env->priv, &recv->recv_wc);
+}
+
+/* The test device's address handles all lead to LID 5. */
+static int mad_test_query_ah(struct ib_ah *ah, struct rdma_ah_attr *attr)
+{
+	attr->type = RDMA_AH_ATTR_TYPE_IB;
+	rdma_ah_set_dlid(attr, 5);
+	return 0;
+}
+
+/*
+ * An agent that serves SA requests drops a copy of a request it was given
+ * and has not answered, for IB_MAD_DUP_HOLD_MS; copies from another
+ * source or with another TID, and copies after the answer was posted or
+ * after the hold time, are delivered.
+ */
+static void mad_test_sa_dup(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_reg_req req = { .mgmt_class = IB_MGMT_CLASS_SUBN_ADM };
+	struct ib_ah ah = { .device = env->dev, .type = RDMA_AH_ATTR_TYPE_IB };
+	struct ib_mad_send_buf *rsp;
+	struct ib_mad_hdr *hdr;
+
+	/* Only an agent registered for SA requests gets the table. */
+	KUNIT_EXPECT_NULL(test, ib_mad_dup_alloc(NULL));
+	KUNIT_EXPECT_NULL(test, ib_mad_dup_alloc(&req));
+	set_bit(IB_MGMT_METHOD_GET, req.method_mask);
+	env->priv->dup = ib_mad_dup_alloc(&req);
+	KUNIT_ASSERT_NOT_NULL(test, env->priv->dup);
+
+	mad_test_sa_get(test, env, 1, 5);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	mad_test_sa_get(test, env, 1, 5);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 1);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_DUP_DROPPED), 1);
+	mad_test_sa_get(test, env, 1, 6);
+	mad_test_sa_get(test, env, 2, 5);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 3);
+
+	/* The answer to TID 1 at LID 5 is posted: its next copy comes in. */
+	env->dev->ops.query_ah = mad_test_query_ah;
+	rsp = mad_test_send(test, env, 1, 0, 0);
+	hdr = rsp->mad;
+	hdr->mgmt_class = IB_MGMT_CLASS_SUBN_ADM;
+	hdr->class_version = 2;
+	hdr->method = IB_MGMT_METHOD_GET_RESP;
+	rsp->ah = &ah;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(rsp, NULL), 0);
+	mad_test_wire_done(rsp, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	mad_test_sa_get(test, env, 1, 5);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 4);
+
+	/* TID 2 is not answered: dropped, until the hold time is over. */
+	mad_test_sa_get(test, env, 2, 5);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 4);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_DUP_DROPPED), 2);
+	msleep(IB_MAD_DUP_HOLD_MS + 50);
+	mad_test_sa_get(test, env, 2, 5);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 5);
+
+	ib_free_send_mad(rsp);
+	kvfree(env->priv->dup);
+	env->priv->dup = NULL;
+}
+
+/*
  * Post a flow-controlled request of 6 retries on an agent of @fc_max slots
  * and play the network until it completes: each transmission completes on
  * the wire, no response ever comes. It must time out, by its deadline
@@ -3055,6 +3217,8 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_fc_backlog),
 	KUNIT_CASE(mad_test_fc_backlog_deadline),
 	KUNIT_CASE(mad_test_fc_backoff),
+	KUNIT_CASE(mad_test_fc_late),
+	KUNIT_CASE(mad_test_sa_dup),
 	KUNIT_CASE(mad_test_fc_retries),
 	KUNIT_CASE(mad_test_send_post_unlocked),
 	KUNIT_CASE(mad_test_send_post_fail_untouched),
