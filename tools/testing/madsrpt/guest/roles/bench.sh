@@ -571,8 +571,21 @@ xmit_sum() {
 	echo $n
 }
 
+# sm_side: what the SM's port and opensm did so far, one line: packets
+# the port received, sent and dropped for want of a receive buffer
+# (PortRcvErrors), opensm's CPU time (clock ticks) and the guest's busy CPU
+# (us).
+sm_side() {
+	local c=/sys/class/infiniband/ibdevsim0/ports/1/counters
+
+	echo "$(cat $c/port_rcv_packets) $(cat $c/port_xmit_packets)" \
+	     "$(cat $c/port_rcv_errors)" \
+	     "$(awk '{ print $14 + $15 }' /proc/"$ms_sm_pid"/stat)" \
+	     "$(cpu_busy_us)"
+}
+
 bench_ibsim_sa_storm() {
-	local hosts=$1 topo ko out x0 x1 v a t w
+	local hosts=$1 topo ko out x0 x1 v a t w s0 s1
 	local q=8 win=2 tmo=2000
 
 	ko=$MS_TOP/build/bench/kmod/$(uname -r)/sa_storm_kmod.ko
@@ -589,11 +602,23 @@ bench_ibsim_sa_storm() {
 	sleep 5
 	dmesg -C
 	x0=$(xmit_sum 1)
+	s0=$(sm_side)
 	insmod "$ko" queries=$q window=$win timeout_ms=$tmo ||
 		{ dmesg | grep sa_storm | sed 's/^/# /'; return 1; }
+	s1=$(sm_side)
 	x1=$(xmit_sum 1)
 	out=$(dmesg | grep -o 'sa_storm hosts=.*')
 	echo "# $out"
+	echo "$s0 $s1" | awk -v hz="$(getconf CLK_TCK)" '{
+		printf "# SM port: received %d, sent %d, dropped %d;" \
+		       " opensm CPU %.2f s; guest busy CPU %.2f s\n",
+		       $6 - $1, $7 - $2, $8 - $3, ($9 - $4) / hz,
+		       ($10 - $5) / 1e6 }'
+	for v in /sys/kernel/debug/ib_mad/ibdevsim0-1/stats \
+		 /sys/kernel/debug/ib_mad/ibdevsim1-1/stats; do
+		[ -f "$v" ] && grep -E '^(unmatched|fc_|dup_|timeouts|retries)' "$v" |
+			tr '\n' ' ' | sed "s|^|# ${v#/sys/kernel/debug/ib_mad/}: |;s/ *$/\n/"
+	done
 	rmmod sa_storm_kmod
 	a=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
 	t=$(grep -o ' timeouts=[0-9]*' <<<"$out") || return 1
