@@ -94,11 +94,13 @@
  */
 #define IB_MAD_LATE_BITS		4
 /*
- * Slots (2^bits) of the table of SA requests an agent was given and has
- * not answered (struct ib_mad_dup_table of mad_recv.c), and how long a
- * copy of one of them is dropped after the first was delivered.
+ * The SA requests an agent was given and has not answered (struct
+ * ib_mad_dup_table of mad_recv.c): buckets (2^bits) of their hash, how
+ * many are remembered at most, and how long a copy of one of them is
+ * dropped after the first was delivered.
  */
-#define IB_MAD_DUP_BITS			12
+#define IB_MAD_DUP_HASH_BITS		10
+#define IB_MAD_DUP_MAX			8192
 #define IB_MAD_DUP_HOLD_MS		4000
 #define IB_MAD_LATE_RAISE_MS		100
 #define IB_MAD_LATE_TTL_MS		60000
@@ -711,6 +713,7 @@ u64 ib_mad_fc_key(const void *mad, struct ib_ah *ah);
 u64 ib_mad_fc_recv_key(const struct ib_mad_recv_wc *recv_wc);
 
 struct ib_mad_dup_table *ib_mad_dup_alloc(const struct ib_mad_reg_req *req);
+void ib_mad_dup_free(struct ib_mad_dup_table *tab);
 void ib_mad_dup_answered(struct ib_mad_agent_private *priv,
 			 const struct ib_mad_send_wr_private *wr);
 int ib_mad_recv_gids(const struct ib_mad_agent_private *priv,

@@ -5,6 +5,7 @@
  * responses to the requests they answer.
  */
 
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <kunit/static_stub.h>
 #include <kunit/visibility.h>
@@ -251,12 +252,16 @@ static void ib_mad_note_late_answer(struct ib_mad_agent_private *priv,
 /* Duplicate SA requests ------------------------------------------------- */
 
 /**
- * struct ib_mad_dup_slot - an SA request delivered to its agent
+ * struct ib_mad_dup_req - an SA request delivered to its agent, unanswered
+ * @node: in ib_mad_dup_table.hash
+ * @age: in ib_mad_dup_table.by_age
  * @src: where it came from (ib_mad_fc_recv_key())
  * @tid: its TID
- * @delivered: jiffies when it was delivered, or 0 once it was answered
+ * @delivered: jiffies when it was delivered
  */
-struct ib_mad_dup_slot {
+struct ib_mad_dup_req {
+	struct hlist_node node;
+	struct list_head age;
 	u64 src;
 	__be64 tid;
 	unsigned long delivered;
@@ -264,13 +269,19 @@ struct ib_mad_dup_slot {
 
 /**
  * struct ib_mad_dup_table - SA requests an agent has not answered yet
- * @lock: protects @slot
- * @slot: direct-mapped by source and TID; a new request takes its slot
- *	from whatever was there
+ * @lock: protects the other fields
+ * @count: entries in @hash
+ * @by_age: the entries, oldest delivery first
+ * @hash: the entries, keyed by source and TID
+ * @key: random key of @hash, so that a peer cannot choose TIDs that share
+ *	a bucket
  */
 struct ib_mad_dup_table {
-	spinlock_t lock;	/* protects @slot */
-	struct ib_mad_dup_slot slot[1 << IB_MAD_DUP_BITS];
+	spinlock_t lock;	/* protects the other fields */
+	siphash_key_t key;
+	unsigned int count;
+	struct list_head by_age;
+	DECLARE_HASHTABLE(hash, IB_MAD_DUP_HASH_BITS);
 };
 
 /**
@@ -288,15 +299,15 @@ struct ib_mad_dup_table {
  * TID) until it posts their response, and a copy that arrives meanwhile,
  * within IB_MAD_DUP_HOLD_MS of the first, is dropped as if lost on the
  * wire, which every MAD requester survives by retrying. A copy that
- * arrives after the answer was sent is delivered (the answer may have
+ * arrives after the answer was posted is delivered (the answer may have
  * been lost), as is one after the hold time (the agent may have dropped
- * the first). The table is direct-mapped and never grows: requests
- * sharing a slot only weaken the filter.
+ * the first). At most IB_MAD_DUP_MAX requests are remembered; beyond
+ * that the oldest is forgotten, which only lets its copies through.
  *
  * Context: process context; may sleep.
  * Return: the table for an agent registered for SA requests, else NULL
- * (and NULL when the table cannot be allocated: the agent then receives
- * every copy, as without it).
+ * (and NULL when it cannot be allocated: the agent then receives every
+ * copy, as without it).
  */
 struct ib_mad_dup_table *ib_mad_dup_alloc(const struct ib_mad_reg_req *req)
 {
@@ -305,31 +316,77 @@ struct ib_mad_dup_table *ib_mad_dup_alloc(const struct ib_mad_reg_req *req)
 	if (!req || req->mgmt_class != IB_MGMT_CLASS_SUBN_ADM ||
 	    bitmap_empty(req->method_mask, IB_MGMT_MAX_METHODS))
 		return NULL;
-	tab = kvzalloc(sizeof(*tab), GFP_KERNEL);
-	if (tab)
-		spin_lock_init(&tab->lock);
+	tab = kzalloc(sizeof(*tab), GFP_KERNEL);
+	if (!tab)
+		return NULL;
+	spin_lock_init(&tab->lock);
+	get_random_bytes(&tab->key, sizeof(tab->key));
+	INIT_LIST_HEAD(&tab->by_age);
+	hash_init(tab->hash);
 	return tab;
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_dup_alloc);
 
-static struct ib_mad_dup_slot *ib_mad_dup_slot(struct ib_mad_dup_table *tab,
-					       u64 src, __be64 tid)
+/**
+ * ib_mad_dup_free() - free a duplicate table and what it remembers
+ * @tab: the table, or NULL
+ *
+ * Context: nothing else uses @tab any more.
+ */
+void ib_mad_dup_free(struct ib_mad_dup_table *tab)
 {
-	return &tab->slot[hash_64(src ^ (__force u64)tid, IB_MAD_DUP_BITS)];
+	struct ib_mad_dup_req *req, *next;
+
+	if (!tab)
+		return;
+	list_for_each_entry_safe(req, next, &tab->by_age, age)
+		kfree(req);
+	kfree(tab);
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_dup_free);
+
+static u32 ib_mad_dup_hash(const struct ib_mad_dup_table *tab, u64 src,
+			   __be64 tid)
+{
+	return (u32)siphash_2u64(src, (__force u64)tid, &tab->key);
+}
+
+static struct ib_mad_dup_req *
+ib_mad_dup_find_locked(struct ib_mad_dup_table *tab, u64 src, __be64 tid)
+{
+	struct ib_mad_dup_req *req;
+
+	hash_for_each_possible(tab->hash, req, node,
+			       ib_mad_dup_hash(tab, src, tid))
+		if (req->src == src && req->tid == tid)
+			return req;
+	return NULL;
+}
+
+static void ib_mad_dup_del_locked(struct ib_mad_dup_table *tab,
+				  struct ib_mad_dup_req *req)
+{
+	hash_del(&req->node);
+	list_del(&req->age);
+	tab->count--;
+	kfree(req);
 }
 
 /*
  * Whether SA request @recv_wc is a copy of one delivered to @priv and not
- * answered yet; if it is not, it is remembered as delivered now.
+ * answered yet; if it is not, it is remembered as delivered now. Entries
+ * past their hold time leave on the way, oldest first.
  */
 static bool ib_mad_dup_request(struct ib_mad_agent_private *priv,
 			       const struct ib_mad_recv_wc *recv_wc)
 {
 	struct ib_rmpp_mad *rmpp_mad = (struct ib_rmpp_mad *)recv_wc->recv_buf.mad;
+	unsigned long hold = msecs_to_jiffies(IB_MAD_DUP_HOLD_MS);
+	struct ib_mad_dup_table *tab = priv->dup;
 	__be64 tid = rmpp_mad->mad_hdr.tid;
-	struct ib_mad_dup_slot *slot;
+	struct ib_mad_dup_req *req, *new;
 	unsigned long flags;
-	bool dup;
+	bool dup = false;
 	u64 src;
 
 	/* The segments of a request that the agent reassembles share a TID. */
@@ -337,17 +394,28 @@ static bool ib_mad_dup_request(struct ib_mad_agent_private *priv,
 	    (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) & IB_MGMT_RMPP_FLAG_ACTIVE))
 		return false;
 	src = ib_mad_fc_recv_key(recv_wc);
-	slot = ib_mad_dup_slot(priv->dup, src, tid);
-	spin_lock_irqsave(&priv->dup->lock, flags);
-	dup = slot->delivered && slot->src == src && slot->tid == tid &&
-	      time_before(jiffies, slot->delivered +
-			  msecs_to_jiffies(IB_MAD_DUP_HOLD_MS));
-	if (!dup) {
-		slot->src = src;
-		slot->tid = tid;
-		slot->delivered = jiffies ?: 1;
+	new = kmalloc(sizeof(*new), GFP_KERNEL);
+
+	spin_lock_irqsave(&tab->lock, flags);
+	while ((req = list_first_entry_or_null(&tab->by_age,
+					       struct ib_mad_dup_req, age)) &&
+	       (time_after_eq(jiffies, req->delivered + hold) ||
+		tab->count >= IB_MAD_DUP_MAX))
+		ib_mad_dup_del_locked(tab, req);
+	req = ib_mad_dup_find_locked(tab, src, tid);
+	if (req) {
+		dup = true;
+	} else if (new) {
+		new->src = src;
+		new->tid = tid;
+		new->delivered = jiffies;
+		hash_add(tab->hash, &new->node, ib_mad_dup_hash(tab, src, tid));
+		list_add_tail(&new->age, &tab->by_age);
+		tab->count++;
+		new = NULL;
 	}
-	spin_unlock_irqrestore(&priv->dup->lock, flags);
+	spin_unlock_irqrestore(&tab->lock, flags);
+	kfree(new);
 	return dup;
 }
 
@@ -364,14 +432,15 @@ void ib_mad_dup_answered(struct ib_mad_agent_private *priv,
 			 const struct ib_mad_send_wr_private *wr)
 {
 	u64 dst = ib_mad_fc_key(wr->send_buf.mad, wr->send_buf.ah);
-	struct ib_mad_dup_slot *slot;
+	struct ib_mad_dup_table *tab = priv->dup;
+	struct ib_mad_dup_req *req;
 	unsigned long flags;
 
-	slot = ib_mad_dup_slot(priv->dup, dst, wr->tid);
-	spin_lock_irqsave(&priv->dup->lock, flags);
-	if (slot->src == dst && slot->tid == wr->tid)
-		slot->delivered = 0;
-	spin_unlock_irqrestore(&priv->dup->lock, flags);
+	spin_lock_irqsave(&tab->lock, flags);
+	req = ib_mad_dup_find_locked(tab, dst, wr->tid);
+	if (req)
+		ib_mad_dup_del_locked(tab, req);
+	spin_unlock_irqrestore(&tab->lock, flags);
 }
 
 /* Deliver a response: with its request if one matches. */

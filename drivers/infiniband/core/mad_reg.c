@@ -707,7 +707,7 @@ struct ib_mad_agent *ib_register_mad_agent(struct ib_device *device,
 err_security_cleanup:
 	ib_mad_agent_security_cleanup(&priv->agent);
 err_free_agent:
-	kvfree(priv->dup);
+	ib_mad_dup_free(priv->dup);
 	kfree(priv->reg_req);
 	kfree(priv);
 	return ERR_PTR(ret);
@@ -765,7 +765,7 @@ void ib_unregister_mad_agent(struct ib_mad_agent *mad_agent)
 	cancel_delayed_work_sync(&priv->timed_work);
 
 	ib_mad_agent_security_cleanup(&priv->agent);
-	kvfree(priv->dup);
+	ib_mad_dup_free(priv->dup);
 	kfree(priv->reg_req);
 	kfree_rcu(priv, rcu);
 }

@@ -2567,6 +2567,7 @@ static void mad_test_sa_dup(struct kunit *test)
 	struct ib_ah ah = { .device = env->dev, .type = RDMA_AH_ATTR_TYPE_IB };
 	struct ib_mad_send_buf *rsp;
 	struct ib_mad_hdr *hdr;
+	unsigned int i;
 
 	/* Only an agent registered for SA requests gets the table. */
 	KUNIT_EXPECT_NULL(test, ib_mad_dup_alloc(NULL));
@@ -2606,8 +2607,17 @@ static void mad_test_sa_dup(struct kunit *test)
 	mad_test_sa_get(test, env, 2, 5);
 	KUNIT_EXPECT_EQ(test, env->recvs_done, 5);
 
+	/* Past IB_MAD_DUP_MAX unanswered, the oldest is forgotten. */
+	for (i = 0; i <= IB_MAD_DUP_MAX; i++)
+		mad_test_sa_get(test, env, 1000 + i, 7);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 5 + IB_MAD_DUP_MAX + 1);
+	mad_test_sa_get(test, env, 1000 + IB_MAD_DUP_MAX, 7);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 5 + IB_MAD_DUP_MAX + 1);
+	mad_test_sa_get(test, env, 1000, 7);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 5 + IB_MAD_DUP_MAX + 2);
+
 	ib_free_send_mad(rsp);
-	kvfree(env->priv->dup);
+	ib_mad_dup_free(env->priv->dup);
 	env->priv->dup = NULL;
 }
 

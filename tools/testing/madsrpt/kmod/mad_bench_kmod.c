@@ -36,8 +36,10 @@
  * The line then reads
  *
  *   mad_bench_kmod overload=R window=W timeout_ms=T retries=N seconds=S
- *   answered=A timeouts=X retries_sent=Y queued_max=Q goodput=G
+ *   answered=A timeouts=X retries_sent=Y queued_max=Q goodput=G copies=C
  *
+ * (copies: requests the responder received while an earlier copy of the
+ * same request, same TID, was still in its queue)
  * and the module loads whenever the run finished, since timeouts are what
  * is being measured.
  *
@@ -145,10 +147,11 @@ struct mad_bench_req {
  * @live: buffers not yet returned by their last send handler call
  * @all_back: completed when @live drops to 0
  * @first_back: completed when the first exchange to the responder did
- * @lock: protects @queue, @queued and @queued_max (overload mode)
+ * @lock: protects @queue, @queued, @queued_max and @copies (overload mode)
  * @queue: requests the responder received and has not answered yet
  * @queued: number of them
  * @queued_max: most ever queued
+ * @copies: requests received with the TID of one still in @queue
  * @budget: answers due at the next tick, in 1/1000 of an answer
  * @tick: answers @overload requests per second from @queue
  * @expiring: the GETs of expire mode, freed by the module, not the handler
@@ -181,6 +184,7 @@ struct mad_bench {
 	struct list_head queue;
 	unsigned int queued;
 	unsigned int queued_max;
+	unsigned long copies;
 	unsigned int budget;
 	struct delayed_work tick;
 
@@ -320,7 +324,7 @@ static void mad_bench_resp_recv(struct ib_mad_agent *agent,
 				struct ib_mad_recv_wc *recv_wc)
 {
 	struct mad_bench *b = agent->context;
-	struct mad_bench_req *req;
+	struct mad_bench_req *req, *old;
 	bool queued = false;
 
 	if (recv_wc->recv_buf.mad->mad_hdr.method != IB_MGMT_METHOD_GET) {
@@ -338,6 +342,13 @@ static void mad_bench_resp_recv(struct ib_mad_agent *agent,
 	}
 	req->recv_wc = recv_wc;
 	spin_lock_bh(&b->lock);
+	list_for_each_entry(old, &b->queue, node) {
+		if (old->recv_wc->recv_buf.mad->mad_hdr.tid ==
+		    recv_wc->recv_buf.mad->mad_hdr.tid) {
+			b->copies++;
+			break;
+		}
+	}
 	if (!b->stop && b->queued < BENCH_QUEUE_MAX) {
 		list_add_tail(&req->node, &b->queue);
 		b->queued++;
@@ -504,11 +515,11 @@ static void mad_bench_report(struct mad_bench *b)
 	u64 ns = (u64)seconds * NSEC_PER_SEC;
 
 	if (overload) {
-		pr_info("mad_bench_kmod overload=%u window=%u timeout_ms=%u retries=%u seconds=%u answered=%ld timeouts=%ld retries_sent=%ld queued_max=%u goodput=%ld\n",
+		pr_info("mad_bench_kmod overload=%u window=%u timeout_ms=%u retries=%u seconds=%u answered=%ld timeouts=%ld retries_sent=%ld queued_max=%u goodput=%ld copies=%lu\n",
 			overload, window, timeout_ms, retries, seconds,
 			answered, atomic_long_read(&b->timeouts),
 			atomic_long_read(&b->retries_sent), b->queued_max,
-			answered / seconds);
+			answered / seconds, b->copies);
 		return;
 	}
 

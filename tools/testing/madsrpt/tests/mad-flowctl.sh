@@ -9,7 +9,9 @@
 # only 500 per second (an SA under a query storm), and the guest proves
 # that flow control held the responder's queue to the requester's slots,
 # that the backlog drained, that what waited too long was dropped on our
-# side rather than retried on the wire, and that two cmtime runs
+# side rather than retried on the wire, that in a slower storm the
+# responder never receives a copy of a request it still holds (the MAD
+# layer drops them), and that two cmtime runs
 # connecting to each other at once (more connection requests than slots,
 # both ways) complete.  The comparison with pristine 6.12 (goodput,
 # retries, queue peak) is a figure of `make bench F=overload-500`, not a
