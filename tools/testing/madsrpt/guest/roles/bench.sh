@@ -617,7 +617,7 @@ bench_ibsim_sa_storm() {
 	for v in /sys/kernel/debug/ib_mad/ibdevsim0-1/stats \
 		 /sys/kernel/debug/ib_mad/ibdevsim1-1/stats; do
 		[ -f "$v" ] && grep -E '^(unmatched|fc_|dup_|timeouts|retries)' "$v" |
-			tr '\n' ' ' | sed "s|^|# ${v#/sys/kernel/debug/ib_mad/}: |;s/ *$/\n/"
+			tr '\n' ' ' | sed "s|^|# since boot, ${v#/sys/kernel/debug/ib_mad/}: |;s/ *$/\n/"
 	done
 	rmmod sa_storm_kmod
 	a=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
