@@ -90,6 +90,12 @@ ms_rxe_veth() {
 	local dev=$1 addr=$2
 	modprobe rdma_rxe || return 1
 	ip link add "$dev" type veth peer name "$dev-peer" || return 1
+	# No duplicate address detection on the private pair: while it runs
+	# the link-local address is tentative, no address handle to GID 0
+	# can be made, and a first send through ib_umad fails with ETIMEDOUT
+	# (rmpp-umad's did in a fresh-clone run).
+	echo 0 >"/proc/sys/net/ipv6/conf/$dev/accept_dad"
+	echo 0 >"/proc/sys/net/ipv6/conf/$dev-peer/accept_dad"
 	ip link set "$dev-peer" up
 	ip addr add "$addr" dev "$dev"
 	ip link set "$dev" up
