@@ -776,9 +776,13 @@ static void mad_test_wire_done(struct ib_mad_send_buf *buf,
 	ib_mad_send_wc_done(ib_mad_send_wr(buf), &wc);
 }
 
-/* The network answers @tid with a GetResp of @mgmt_class. */
-static void mad_test_respond(struct kunit *test, struct mad_test_env *env,
-			     u64 tid, u8 mgmt_class)
+/*
+ * The network delivers a MAD of @mgmt_class (class version @version) and
+ * @method with @tid from LID @slid to the agent.
+ */
+static void mad_test_deliver_mad(struct kunit *test, struct mad_test_env *env,
+				 u64 tid, u8 mgmt_class, u8 version, u8 method,
+				 u32 slid)
 {
 	struct ib_mad_recv_priv *recv;
 	struct ib_mad_hdr *hdr;
@@ -788,9 +792,10 @@ static void mad_test_respond(struct kunit *test, struct mad_test_env *env,
 	hdr = (struct ib_mad_hdr *)recv->mad;
 	hdr->base_version = IB_MGMT_BASE_VERSION;
 	hdr->mgmt_class = mgmt_class;
-	hdr->class_version = 1;
-	hdr->method = IB_MGMT_METHOD_GET_RESP;
+	hdr->class_version = version;
+	hdr->method = method;
 	hdr->tid = cpu_to_be64(tid);
+	recv->wc.slid = slid;
 	recv->recv_wc.wc = &recv->wc;
 	recv->recv_wc.recv_buf.mad = (struct ib_mad *)recv->mad;
 	recv->recv_wc.recv_buf.grh = &recv->grh;
@@ -799,6 +804,14 @@ static void mad_test_respond(struct kunit *test, struct mad_test_env *env,
 	list_add(&recv->recv_wc.recv_buf.list, &recv->recv_wc.rmpp_list);
 	ib_mad_agent_get(env->priv);
 	ib_mad_deliver(env->priv, &recv->recv_wc);
+}
+
+/* The network answers @tid with a GetResp of @mgmt_class. */
+static void mad_test_respond(struct kunit *test, struct mad_test_env *env,
+			     u64 tid, u8 mgmt_class)
+{
+	mad_test_deliver_mad(test, env, tid, mgmt_class, 1,
+			     IB_MGMT_METHOD_GET_RESP, 0);
 }
 
 static enum ib_mad_send_state mad_test_state(struct ib_mad_send_buf *buf)
@@ -2524,26 +2537,8 @@ static void mad_test_fc_late(struct kunit *test)
 static void mad_test_sa_get(struct kunit *test, struct mad_test_env *env,
 			    u64 tid, u32 slid)
 {
-	struct ib_mad_recv_priv *recv;
-	struct ib_mad_hdr *hdr;
-
-	recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, recv);
-	hdr = (struct ib_mad_hdr *)recv->mad;
-	hdr->base_version = IB_MGMT_BASE_VERSION;
-	hdr->mgmt_class = IB_MGMT_CLASS_SUBN_ADM;
-	hdr->class_version = 2;
-	hdr->method = IB_MGMT_METHOD_GET;
-	hdr->tid = cpu_to_be64(tid);
-	recv->wc.slid = slid;
-	recv->recv_wc.wc = &recv->wc;
-	recv->recv_wc.recv_buf.mad = (struct ib_mad *)recv->mad;
-	recv->recv_wc.recv_buf.grh = &recv->grh;
-	recv->recv_wc.mad_len = sizeof(struct ib_mad);
-	INIT_LIST_HEAD(&recv->recv_wc.rmpp_list);
-	list_add(&recv->recv_wc.recv_buf.list, &recv->recv_wc.rmpp_list);
-	ib_mad_agent_get(env->priv);
-	ib_mad_deliver(env->priv, &recv->recv_wc);
+	mad_test_deliver_mad(test, env, tid, IB_MGMT_CLASS_SUBN_ADM, 2,
+			     IB_MGMT_METHOD_GET, slid);
 }
 
 /* The test device's address handles all lead to LID 5. */

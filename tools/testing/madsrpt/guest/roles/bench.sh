@@ -243,33 +243,43 @@ bench_mad_rr() {
 	bench_line "mad-rr-$win" "${out##*rate=}" exchanges/s
 }
 
-bench_kmad() {
-	local win=$1 bg=$2 cost=$3 ko out rate ns n
+# kmad_run NAME COST ARG...: load mad_bench_kmod with ARGs (and the
+# figure's seconds) and report figure NAME from its line: exchanges per
+# second and ns per exchange, or with COST non-empty the cost counts.
+kmad_run() {
+	local name=$1 cost=$2 ko out rate ns n
 
+	shift 2
 	ko=$MS_TOP/build/bench/kmod/$(uname -r)/mad_bench_kmod.ko
 	[ -f "$ko" ] || { echo "# no $ko"; return 1; }
-	ms_rxe_veth veth0 $addr/24 || return 1
 	dmesg -C
 	if [ -n "$cost" ]; then cost_start; else prof_start; fi
-	insmod "$ko" dev=$dev window="$win" background="$bg" seconds="$secs" ||
+	insmod "$ko" "$@" seconds="$secs" ||
 		{ dmesg | grep mad_bench_kmod | sed 's/^/# /'; return 1; }
 	prof_end
 	out=$(dmesg | grep -o 'mad_bench_kmod window=.*')
 	echo "# $out"
+	n=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
 	if [ -n "$cost" ]; then
-		n=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
-		cost_stop "kmad-$win-bg$bg" "${n#*=}" exchange
+		cost_stop "$name" "${n#*=}" exchange
 		rmmod mad_bench_kmod
 		return
 	fi
-	n=$(grep -o ' answered=[0-9]*' <<<"$out")
 	prof_stop "${n#*=}" exchange
 	rmmod mad_bench_kmod
 	rate=$(grep -o ' rate=[0-9]*' <<<"$out")
 	ns=$(grep -o 'ns_per_exchange=[0-9]*' <<<"$out")
 	[ -n "$rate" ] && [ -n "$ns" ] || return 1
-	bench_line "kmad-$win-bg$bg" "${rate#*=}" exchanges/s
-	bench_line "kmad-$win-bg$bg-ns" "${ns#*=}" ns/exchange
+	bench_line "$name" "${rate#*=}" exchanges/s
+	bench_line "$name-ns" "${ns#*=}" ns/exchange
+}
+
+bench_kmad() {
+	local win=$1 bg=$2 cost=$3
+
+	ms_rxe_veth veth0 $addr/24 || return 1
+	kmad_run "kmad-$win-bg$bg" "$cost" dev=$dev window="$win" \
+		background="$bg"
 }
 
 bench_overload() {
@@ -512,32 +522,17 @@ ibsim_two_hosts() {
 	ms_ibsim_fabric >/dev/null || return 1
 	ms_ibsim_opensm
 	ms_wait 120 ms_ibsim_all_active || { echo "# ports not ACTIVE"; return 1; }
+	# shellcheck disable=SC2154 # set by ms_ibsim_opensm
 	kill "$ms_sm_pid" && wait "$ms_sm_pid" 2>/dev/null
 	return 0
 }
 
 bench_ibsim_kmad() {
-	local win=$1 ko out rate ns n
+	local win=$1
 
-	ko=$MS_TOP/build/bench/kmod/$(uname -r)/mad_bench_kmod.ko
-	[ -f "$ko" ] || { echo "# no $ko"; return 1; }
 	ibsim_two_hosts || return 1
-	dmesg -C
-	prof_start
-	insmod "$ko" dev=ibdevsim0 peer=ibdevsim1 window="$win" \
-		seconds="$secs" ||
-		{ dmesg | grep mad_bench_kmod | sed 's/^/# /'; return 1; }
-	prof_end
-	out=$(dmesg | grep -o 'mad_bench_kmod window=.*')
-	echo "# $out"
-	n=$(grep -o ' answered=[0-9]*' <<<"$out")
-	prof_stop "${n#*=}" exchange
-	rmmod mad_bench_kmod
-	rate=$(grep -o ' rate=[0-9]*' <<<"$out")
-	ns=$(grep -o 'ns_per_exchange=[0-9]*' <<<"$out")
-	[ -n "$rate" ] && [ -n "$ns" ] || return 1
-	bench_line "ibsim-kmad-$win" "${rate#*=}" exchanges/s
-	bench_line "ibsim-kmad-$win-ns" "${ns#*=}" ns/exchange
+	kmad_run "ibsim-kmad-$win" "" dev=ibdevsim0 peer=ibdevsim1 \
+		window="$win"
 }
 
 bench_ibsim_mad_rr() {
