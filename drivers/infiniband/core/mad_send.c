@@ -363,10 +363,12 @@ static void ib_mad_send_late_fast_locked(struct ib_mad_send_wr_private *wr)
 
 /*
  * Is the destination of a flow-controlled request overloaded: requests
- * waiting for a slot, or three quarters of its slots taken? Only then do
- * retries back off: a request that is merely lost (a dropped packet, a
- * dead node) keeps every try its caller allowed. A request that gave its
- * slot back (its responder sent an MRA) is not limited any more.
+ * waiting for a slot, or three quarters of its slots taken? Then retries
+ * back off (so do tries to a destination that answers late, see
+ * ib_mad_send_late_answer_locked()): a request that is merely lost (a
+ * dropped packet, a dead node) keeps every try its caller allowed. A
+ * request that gave its slot back (its responder sent an MRA) is not
+ * limited any more.
  */
 static bool ib_mad_send_fc_busy(const struct ib_mad_send_wr_private *wr)
 {
@@ -1005,7 +1007,9 @@ static int ib_mad_send_one(struct ib_mad_agent_private *priv,
  * retry, runs from this call, and the tries keep to it: a request still
  * on the backlog then completes with IB_WC_RESP_TIMEOUT_ERR unsent. When
  * the destination is overloaded their retries back off, each waiting
- * twice as long as the one before, within that same deadline.
+ * twice as long as the one before, within that same deadline; toward a
+ * destination whose answers have come after their requests were retried
+ * or given up, every try waits longer, within that deadline too.
  *
  * Sends may complete in any order. The send handler runs exactly once for
  * every buffer posted here, never from within this call; a buffer that
