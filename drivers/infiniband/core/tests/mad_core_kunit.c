@@ -2236,8 +2236,8 @@ static void mad_test_rmpp_segment_list(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hdr->rmpp_type, IB_MGMT_RMPP_TYPE_DATA);
 	KUNIT_EXPECT_EQ(test, hdr->rmpp_rtime_flags, IB_MGMT_RMPP_FLAG_ACTIVE);
 	KUNIT_EXPECT_EQ(test, hdr->rmpp_status, 0);
-	KUNIT_EXPECT_EQ(test, hdr->seg_num, 0);
-	KUNIT_EXPECT_EQ(test, hdr->paylen_newwin, 0);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(hdr->seg_num), 0);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(hdr->paylen_newwin), 0);
 	ib_free_send_mad(buf);
 }
 
