@@ -374,8 +374,10 @@ static void ib_mad_dup_del_locked(struct ib_mad_dup_table *tab,
 
 /*
  * Whether SA request @recv_wc is a copy of one delivered to @priv and not
- * answered yet; if it is not, it is remembered as delivered now. Entries
- * past their hold time leave on the way, oldest first.
+ * answered yet; if it is not, it is remembered as delivered now (unless
+ * no memory is at hand at once: it then goes untracked). Entries past
+ * their hold time leave on the way, oldest first. Under a storm most
+ * requests are copies, so nothing is allocated for them.
  */
 static bool ib_mad_dup_request(struct ib_mad_agent_private *priv,
 			       const struct ib_mad_recv_wc *recv_wc)
@@ -384,7 +386,7 @@ static bool ib_mad_dup_request(struct ib_mad_agent_private *priv,
 	unsigned long hold = msecs_to_jiffies(IB_MAD_DUP_HOLD_MS);
 	struct ib_mad_dup_table *tab = priv->dup;
 	__be64 tid = rmpp_mad->mad_hdr.tid;
-	struct ib_mad_dup_req *req, *new;
+	struct ib_mad_dup_req *req;
 	unsigned long flags;
 	bool dup = false;
 	u64 src;
@@ -394,7 +396,6 @@ static bool ib_mad_dup_request(struct ib_mad_agent_private *priv,
 	    (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) & IB_MGMT_RMPP_FLAG_ACTIVE))
 		return false;
 	src = ib_mad_fc_recv_key(recv_wc);
-	new = kmalloc(sizeof(*new), GFP_KERNEL);
 
 	spin_lock_irqsave(&tab->lock, flags);
 	while ((req = list_first_entry_or_null(&tab->by_age,
@@ -402,20 +403,21 @@ static bool ib_mad_dup_request(struct ib_mad_agent_private *priv,
 	       (time_after_eq(jiffies, req->delivered + hold) ||
 		tab->count >= IB_MAD_DUP_MAX))
 		ib_mad_dup_del_locked(tab, req);
-	req = ib_mad_dup_find_locked(tab, src, tid);
-	if (req) {
+	if (ib_mad_dup_find_locked(tab, src, tid)) {
 		dup = true;
-	} else if (new) {
-		new->src = src;
-		new->tid = tid;
-		new->delivered = jiffies;
-		hash_add(tab->hash, &new->node, ib_mad_dup_hash(tab, src, tid));
-		list_add_tail(&new->age, &tab->by_age);
-		tab->count++;
-		new = NULL;
+	} else {
+		req = kmalloc(sizeof(*req), GFP_NOWAIT);
+		if (req) {
+			req->src = src;
+			req->tid = tid;
+			req->delivered = jiffies;
+			hash_add(tab->hash, &req->node,
+				 ib_mad_dup_hash(tab, src, tid));
+			list_add_tail(&req->age, &tab->by_age);
+			tab->count++;
+		}
 	}
 	spin_unlock_irqrestore(&tab->lock, flags);
-	kfree(new);
 	return dup;
 }
 
