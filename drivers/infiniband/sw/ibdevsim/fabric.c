@@ -57,22 +57,14 @@ EXPORT_SYMBOL_IF_KUNIT(ibdevsim_pkt_alloc);
  * ibdevsim_pkt_free() - free a packet the fabric is done with
  * @pkt: the packet, or NULL
  *
- * An RC request's requester learns here that its operation is over: with
- * the status the responder set, or IB_WC_RETRY_EXC_ERR if the packet was
- * dropped on the way.
+ * A packet dropped on the way is simply gone, as on a wire: an RC
+ * requester finds out by its timer.
  *
  * Context: any.
  */
 void ibdevsim_pkt_free(struct ibdevsim_pkt *pkt)
 {
-	struct ibdevsim_rc_op *op;
-
-	if (!pkt)
-		return;
-	op = pkt->rc;
 	kfree(pkt);
-	if (op)
-		complete(&op->done);
 }
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_pkt_free);
 

@@ -11,7 +11,8 @@
  *                            held back by delay_ms
  *   delay_ms                 how long a delayed packet is held back
  *   classes                  which packets: 1 SMPs (QP0), 2 GMPs to QP1,
- *                            4 other UD datagrams (default 7, all)
+ *                            4 other UD datagrams, 8 RC packets (default
+ *                            0xf, all)
  *   dropped, duplicated,     what the knobs did (read only)
  *   delayed
  *   sq_errors                send queues of the port's UD, GSI and SMI
@@ -58,6 +59,8 @@ static DECLARE_DELAYED_WORK(ibdevsim_delay_work, ibdevsim_delay_work_fn);
  */
 u32 ibdevsim_fault_class(const struct ibdevsim_pkt *pkt)
 {
+	if (pkt->rc)
+		return IBDEVSIM_FAULT_CLASS_RC;
 	if (pkt->vl15)
 		return IBDEVSIM_FAULT_CLASS_QP0;
 	if (pkt->dest_qpn == 1)
@@ -161,9 +164,6 @@ bool ibdevsim_fault_apply_locked(struct ibdevsim_port *out,
 	int i;
 
 	lockdep_assert_held(&out->node->lock);
-	/* RC requests are carried out synchronously (rc.c): no knobs yet. */
-	if (pkt->rc)
-		return true;
 	if (pkt->faulted) {
 		pkt->faulted = false;
 		return true;

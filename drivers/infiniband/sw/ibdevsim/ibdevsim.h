@@ -21,6 +21,7 @@
 #include <linux/list.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
+#include <linux/timer.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -180,7 +181,8 @@ struct ibdevsim_counters {
 #define IBDEVSIM_FAULT_CLASS_QP0	BIT(0)	/* SMPs (VL15) */
 #define IBDEVSIM_FAULT_CLASS_QP1	BIT(1)	/* GMPs to QP1 */
 #define IBDEVSIM_FAULT_CLASS_UD		BIT(2)	/* other UD datagrams */
-#define IBDEVSIM_FAULT_CLASS_ALL	GENMASK(2, 0)
+#define IBDEVSIM_FAULT_CLASS_RC		BIT(3)	/* RC requests, ACKs, responses */
+#define IBDEVSIM_FAULT_CLASS_ALL	GENMASK(3, 0)
 
 #define IBDEVSIM_FAULT_DROP		BIT(0)
 #define IBDEVSIM_FAULT_DUPLICATE	BIT(1)
@@ -216,8 +218,25 @@ struct ibdevsim_faults {
 };
 
 struct ibdevsim_node;
-struct ibdevsim_rc_op;
 struct ibdevsim_qp;
+
+/*
+ * What the RC transport counts per port, shown as the port's hw_counters
+ * (rdma statistic); names as rxe and mlx5 use them.
+ */
+enum ibdevsim_rc_stat {
+	IBDEVSIM_RC_RETRANSMITS,	/* request packets sent again */
+	IBDEVSIM_RC_ACK_TIMEOUTS,	/* local ACK timer expiries */
+	IBDEVSIM_RC_RCVD_SEQ_NAKS,	/* PSN sequence NAKs received */
+	IBDEVSIM_RC_IMPLIED_NAKS,	/* READ responses found missing */
+	IBDEVSIM_RC_RCVD_RNR_NAKS,	/* RNR NAKs received */
+	IBDEVSIM_RC_SENT_RNR_NAKS,	/* RNR NAKs sent */
+	IBDEVSIM_RC_OUT_OF_SEQ,		/* requests ahead of the expected PSN */
+	IBDEVSIM_RC_DUPLICATES,		/* requests behind it */
+	IBDEVSIM_RC_RETRY_EXC,		/* requests failed: retries spent */
+	IBDEVSIM_RC_RNR_RETRY_EXC,	/* requests failed: RNR retries spent */
+	IBDEVSIM_RC_NSTATS,
+};
 
 /**
  * struct ibdevsim_port - one port of a node
@@ -236,6 +255,7 @@ struct ibdevsim_qp;
  * @qp1: the GSI QP of an HCA port, or NULL
  * @sq_errors: send queues of the port's UD, GSI and SMI QPs that a failed
  *	       send stopped in SQE (debugfs, read only)
+ * @rc_stats: the RC transport's counters (enum ibdevsim_rc_stat)
  * @rx_lock: protects @rxq and @rx_dead
  * @rxq: packets that reached an HCA port, waiting for @rx_work
  * @rx_dead: the HCA is gone: packets reaching the port are dropped
@@ -260,6 +280,7 @@ struct ibdevsim_port {
 	struct ibdevsim_qp *qp0;
 	struct ibdevsim_qp *qp1;
 	u64 sq_errors;
+	atomic64_t rc_stats[IBDEVSIM_RC_NSTATS];
 	spinlock_t rx_lock; /* rxq, rx_dead */
 	struct list_head rxq;
 	bool rx_dead;
@@ -418,6 +439,30 @@ static inline struct ibdevsim_hca *to_hca(struct ib_device *ibdev)
 }
 
 /**
+ * struct ibdevsim_rc_hdr - the transport headers of an RC packet
+ * @opcode: BTH opcode, one of IB_OPCODE_RC_* (rdma/ib_pack.h)
+ * @ack_req: BTH AckReq: the responder acknowledges this packet
+ * @psn: BTH packet sequence number (24 bits)
+ * @va: RETH virtual address (first or only RDMA WRITE, RDMA READ request)
+ * @rkey: RETH R_Key
+ * @dma_len: RETH DMA length
+ * @syndrome: AETH syndrome (ACK, NAK, RNR NAK; READ responses)
+ * @ieth: IETH: the R_Key a SEND with invalidate names
+ * @se: BTH SE: the receive completion is solicited
+ */
+struct ibdevsim_rc_hdr {
+	u8 opcode;
+	bool ack_req;
+	bool se;
+	u32 psn;
+	u64 va;
+	u32 rkey;
+	u32 dma_len;
+	u8 syndrome;
+	u32 ieth;
+};
+
+/**
  * struct ibdevsim_pkt - a packet on the simulated wire
  * @list: entry in the queue of delayed packets
  * @via: for a delayed packet, the port whose cable it is to cross
@@ -425,9 +470,8 @@ static inline struct ibdevsim_hca *to_hca(struct ib_device *ibdev)
  * @faulted: the fault knobs already had their say at the next cable
  * @wire: it reached its HCA port over a cable (not looped back inside
  *	  the HCA): the port's receive counters count it
- * @rc: for an RC request, the operation the responder carries out (the
- *	simulator moves RC data between the two ends' buffers directly);
- *	freeing the packet with ibdevsim_pkt_free() ends the operation
+ * @rc: an RC packet: @rch holds its transport headers
+ * @rch: BTH, RETH and AETH of an RC packet
  * @slid: source LID
  * @dlid: destination LID (0xffff: permissive)
  * @sl: service level
@@ -450,7 +494,8 @@ struct ibdevsim_pkt {
 	unsigned long due;
 	bool faulted;
 	bool wire;
-	struct ibdevsim_rc_op *rc;
+	bool rc;
+	struct ibdevsim_rc_hdr rch;
 	u16 slid;
 	u16 dlid;
 	u8 sl;
@@ -600,7 +645,13 @@ struct ibdevsim_rwqe {
  * @rkey: its R_Key (RC)
  * @ex: immediate data or the R_Key to invalidate (RC)
  * @num_sge: entries in @sgl (RC; UD data is in @pkt)
- * @sgl: the local buffers (RC), read or written when the request executes
+ * @psn: RC: its first PSN, given when it first goes on the wire
+ * @npsn: RC: the PSNs it takes: its request packets, or for a READ its
+ *	  response packets
+ * @rd_got: RC READ: response packets taken so far, in order
+ * @fence: IB_SEND_FENCE: waits for the READs before it (RC)
+ * @sgl: the local buffers (RC), read when a packet is built and written
+ *	 when a READ response lands
  */
 struct ibdevsim_swqe {
 	struct list_head list;
@@ -618,24 +669,12 @@ struct ibdevsim_swqe {
 		__be32 imm_data;
 		u32 invalidate_rkey;
 	} ex;
+	u32 psn;
+	u32 npsn;
+	u32 rd_got;
+	bool fence;
 	u32 num_sge;
 	struct ib_sge sgl[];
-};
-
-/**
- * struct ibdevsim_rc_op - an RC request crossing the fabric
- * @qp: the requester
- * @swqe: the request
- * @status: what the requester completes with: IB_WC_RETRY_EXC_ERR until a
- *	    responder answers
- * @done: completed when the packet carrying the operation is freed, by
- *	  the responder's receive work or wherever the fabric dropped it
- */
-struct ibdevsim_rc_op {
-	struct ibdevsim_qp *qp;
-	struct ibdevsim_swqe *swqe;
-	enum ib_wc_status status;
-	struct completion done;
 };
 
 /**
@@ -655,7 +694,16 @@ struct ibdevsim_rc_op {
  * @access: RC: IB_ACCESS_REMOTE_* rights granted to the remote QP
  * @rnr_retry: RC: how often a request finding no receive is tried again
  *	       (7: for ever)
- * @sq_lock: protects @sendq, @sq_used, @sq_unsignaled and @state
+ * @retry_cnt: RC: how often a request is sent again after a local ACK
+ *	       timeout or a sequence NAK
+ * @timeout: RC: local ACK timeout, 4.096 us << @timeout (0: none)
+ * @min_rnr_timer: RC: the wait an RNR NAK of this responder asks for
+ *		   (IBTA table 45 code)
+ * @max_rd_atomic: RC: READs in flight at most as requester
+ * @max_dest_rd_atomic: RC: READs taken at once as responder (0: none)
+ * @mtu: RC: path MTU in bytes, the most payload one packet carries
+ * @sq_lock: protects @sendq, @sq_used, @sq_unsignaled, @state and the
+ *	     RC requester's state, @rc_inflight to @rc_reaping
  * @sendq: posted sends not yet on the wire
  * @sq_used: send queue slots taken: a WQE's slot is free again only when
  *	     its completion, or that of a later signaled WQE, is polled
@@ -663,7 +711,22 @@ struct ibdevsim_rc_op {
  *		   that had it; the next completion carries their slots
  * @sq_max: send queue depth
  * @max_send_sge: most SGEs in a send
- * @send_work: moves @sendq to the wire
+ * @send_work: moves @sendq to the wire; for RC also sends again what
+ *	       the timer or a NAK asks for
+ * @rc_inflight: RC: requests on the wire, oldest first, until acknowledged
+ * @rc_done: RC: requests finished (ACKed, failed or flushed), in order,
+ *	     waiting to be completed by whoever reaps
+ * @rc_next_psn: RC: the PSN the next new request starts at
+ * @rc_tx_psn: RC: the next PSN to transmit (behind @rc_next_psn when
+ *	       sending again)
+ * @rc_una: RC: the oldest PSN not yet acknowledged
+ * @rc_rd_out: RC: READs in @rc_inflight
+ * @rc_retry_left: RC: tries left after a timeout or sequence NAK
+ * @rc_rnr_left: RC: tries left after an RNR NAK
+ * @rc_rnr_wait: RC: waiting out an RNR NAK's timer: nothing is sent
+ * @rc_expired: RC: the timer fired; the send work acts on it
+ * @rc_reaping: RC: a context is completing @rc_done (keeps them in order)
+ * @rc_timer: RC: the local ACK timer, and the RNR timer while @rc_rnr_wait
  * @rq_lock: protects @rq, @rq_head and @rq_count
  * @rq: ring of posted receives, @rq_stride bytes each
  * @rq_stride: size of a struct ibdevsim_rwqe with @max_recv_sge SGEs
@@ -675,6 +738,17 @@ struct ibdevsim_rc_op {
  *	    @event_work (atomic bit operations)
  * @event_work: calls the QP's event handler for @events
  * @comm_est: COMM_EST was raised (under @rq_lock)
+ * @rc_epsn: RC responder: the PSN it expects next (under @rq_lock, as
+ *	     the rest of the responder's state)
+ * @rc_nak_sent: RC responder: a sequence NAK was sent for @rc_epsn
+ * @rc_in_send: RC responder: a multi-packet SEND (or a WRITE with
+ *		immediate) is under way into the receive at @rq_head
+ * @rc_rcv_off: RC responder: bytes of that SEND received so far
+ * @rc_in_write: RC responder: a multi-packet RDMA WRITE is under way
+ * @rc_wr_va: RC responder: where its next packet's data goes
+ * @rc_wr_rkey: RC responder: the R_Key its RETH gave
+ * @rc_wr_left: RC responder: bytes its RETH announced and still to come
+ * @rc_wr_len: RC responder: bytes its RETH announced
  */
 struct ibdevsim_qp {
 	struct ib_qp ibqp;
@@ -690,16 +764,34 @@ struct ibdevsim_qp {
 	u8 path_bits;
 	int access;
 	u8 rnr_retry;
+	u8 retry_cnt;
+	u8 timeout;
+	u8 min_rnr_timer;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u32 mtu;
 
-	spinlock_t sq_lock; /* sendq, sq_used, sq_unsignaled, state */
+	spinlock_t sq_lock; /* see above */
 	struct list_head sendq;
 	u32 sq_used;
 	u32 sq_unsignaled;
 	u32 sq_max;
 	u32 max_send_sge;
 	struct work_struct send_work;
+	struct list_head rc_inflight;
+	struct list_head rc_done;
+	u32 rc_next_psn;
+	u32 rc_tx_psn;
+	u32 rc_una;
+	u32 rc_rd_out;
+	u8 rc_retry_left;
+	u8 rc_rnr_left;
+	bool rc_rnr_wait;
+	bool rc_expired;
+	bool rc_reaping;
+	struct timer_list rc_timer;
 
-	spinlock_t rq_lock; /* rq, rq_head, rq_count */
+	spinlock_t rq_lock; /* rq, rq_head, rq_count, the RC responder */
 	void *rq;
 	size_t rq_stride;
 	u32 rq_max;
@@ -710,6 +802,15 @@ struct ibdevsim_qp {
 	unsigned long events;
 	struct work_struct event_work;
 	bool comm_est;
+	u32 rc_epsn;
+	bool rc_nak_sent;
+	bool rc_in_send;
+	u32 rc_rcv_off;
+	bool rc_in_write;
+	u64 rc_wr_va;
+	u32 rc_wr_rkey;
+	u32 rc_wr_left;
+	u32 rc_wr_len;
 };
 
 /* The QP's asynchronous events, as bits of struct ibdevsim_qp.events. */
@@ -817,15 +918,20 @@ int ibdevsim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 #endif
 struct ibdevsim_rwqe *ibdevsim_rq_slot(struct ibdevsim_qp *qp, u32 i);
 void ibdevsim_rq_drain(struct ibdevsim_qp *qp, bool flush);
+void ibdevsim_sq_retire(struct ibdevsim_qp *qp,
+			const struct ibdevsim_swqe *swqe,
+			enum ib_wc_status status);
 
 /* rc.c: reliable connected QPs */
 int ibdevsim_rc_post_check(const struct ibdevsim_qp *qp,
 			   const struct ib_send_wr *wr, u32 *len);
 void ibdevsim_rc_fill_swqe(struct ibdevsim_swqe *swqe,
 			   const struct ib_send_wr *wr);
-enum ib_wc_status ibdevsim_rc_send(struct ibdevsim_qp *qp,
-				   struct ibdevsim_swqe *swqe);
+void ibdevsim_rc_qp_init(struct ibdevsim_qp *qp);
+void ibdevsim_rc_send_work(struct ibdevsim_qp *qp);
+void ibdevsim_rc_stop(struct ibdevsim_qp *qp);
 void ibdevsim_rc_recv(struct ibdevsim_qp *qp, const struct ibdevsim_pkt *pkt);
+extern const struct rdma_stat_desc ibdevsim_rc_stat_descs[IBDEVSIM_RC_NSTATS];
 void ibdevsim_qp_error(struct ibdevsim_qp *qp);
 void ibdevsim_qp_event(struct ibdevsim_qp *qp, int ev);
 void ibdevsim_qp_event_work(struct work_struct *work);
@@ -864,6 +970,25 @@ void ibdevsim_nodeinfo_encode(struct ib_node_info *ni, u8 node_type,
 			      u8 nports, u64 guid, u64 port_guid,
 			      u16 partition_cap, u16 device_id, u8 local_port);
 bool ibdevsim_pkey_match(u16 mine, u16 pkey);
+
+/* RC transport rules: PSNs are 24 bits and compared modulo 2^24. */
+#define IBDEVSIM_PSN_MASK	0xffffff
+
+static inline u32 ibdevsim_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & IBDEVSIM_PSN_MASK;
+}
+
+/* Negative when @a is before @b, 0 when equal, positive after. */
+static inline int ibdevsim_psn_cmp(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8);
+}
+
+u32 ibdevsim_rc_npkts(u32 len, u32 mtu);
+u8 ibdevsim_rc_opcode(enum ib_wr_opcode op, u32 idx, u32 npkts);
+u64 ibdevsim_rc_ack_timeout_ns(u8 timeout);
+u32 ibdevsim_rnr_timer_us(u8 code);
 u16 ibdevsim_ud_slid(bool vl15, u16 dlid, u16 lid, u8 path_bits);
 int ibdevsim_pkey_find(const u16 *pkeys, u32 len, u16 pkey);
 

@@ -18,6 +18,8 @@
 #include <kunit/visibility.h>
 #include <linux/module.h>
 
+#include <rdma/ib_pack.h>
+
 #include "ibdevsim.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -309,6 +311,9 @@ static void fault_class(struct kunit *test)
 	pkt.dest_qpn = 0x12;
 	KUNIT_EXPECT_EQ(test, ibdevsim_fault_class(&pkt),
 			IBDEVSIM_FAULT_CLASS_UD);
+	pkt.rc = true;
+	KUNIT_EXPECT_EQ(test, ibdevsim_fault_class(&pkt),
+			IBDEVSIM_FAULT_CLASS_RC);
 }
 
 static void link_parse(struct kunit *test)
@@ -740,16 +745,14 @@ static struct ibdevsim_node *fake_switch(struct kunit *test, u8 nports)
 	return node;
 }
 
-/* An RC request packet whose operation waits to be told its end. */
-static struct ibdevsim_pkt *rc_pkt(struct kunit *test,
-				   struct ibdevsim_rc_op *op, u16 dlid)
+/* An RC request packet (a SEND_ONLY). */
+static struct ibdevsim_pkt *rc_pkt(struct kunit *test, u16 dlid)
 {
 	struct ibdevsim_pkt *pkt = ibdevsim_pkt_alloc(0, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, pkt);
-	op->status = IB_WC_RETRY_EXC_ERR;
-	init_completion(&op->done);
-	pkt->rc = op;
+	pkt->rc = true;
+	pkt->rch.opcode = IB_OPCODE_RC_SEND_ONLY;
 	pkt->dlid = dlid;
 	return pkt;
 }
@@ -771,43 +774,35 @@ static void cable_active(struct ibdevsim_port *a, struct ibdevsim_port *b)
 }
 
 /*
- * Wherever the fabric drops an RC request, freeing its packet ends the
- * requester's wait with IB_WC_RETRY_EXC_ERR, and the drop is counted
- * where it happened: an uncabled port, a pulled cable, a far end not
- * ACTIVE, a switch without a route.
+ * Wherever the fabric drops an RC packet, the drop is counted where it
+ * happened: an uncabled port, a pulled cable, a far end not ACTIVE, a
+ * switch without a route.  (The requester's timer finds out.)
  */
-static void rc_drop_ends_request(struct kunit *test)
+static void rc_drop_counted(struct kunit *test)
 {
 	struct ibdevsim_node *a = fake_switch(test, 2);
 	struct ibdevsim_node *b = fake_switch(test, 2);
-	struct ibdevsim_rc_op op;
 
 	ibdevsim_pkt_free(NULL);
 
 	/* No cable. */
-	walk_one(&a->ports[1], rc_pkt(test, &op, 5));
-	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
-	KUNIT_EXPECT_EQ(test, op.status, IB_WC_RETRY_EXC_ERR);
+	walk_one(&a->ports[1], rc_pkt(test, 5));
 	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_discards, 1);
 
 	/* The far end not ACTIVE, then the cable pulled. */
 	cable_active(&a->ports[1], &b->ports[1]);
 	b->ports[1].st.state = IB_PORT_ARMED;
-	walk_one(&a->ports[1], rc_pkt(test, &op, 5));
-	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
+	walk_one(&a->ports[1], rc_pkt(test, 5));
 	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_discards, 2);
 	b->ports[1].st.state = IB_PORT_ACTIVE;
 	a->ports[1].pulled = true;
-	walk_one(&a->ports[1], rc_pkt(test, &op, 5));
-	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
+	walk_one(&a->ports[1], rc_pkt(test, 5));
 	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_discards, 3);
 	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_pkts, 0);
 
 	/* Across the cable, no route at b: counted at b's input port. */
 	a->ports[1].pulled = false;
-	walk_one(&a->ports[1], rc_pkt(test, &op, 5));
-	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
-	KUNIT_EXPECT_EQ(test, op.status, IB_WC_RETRY_EXC_ERR);
+	walk_one(&a->ports[1], rc_pkt(test, 5));
 	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_pkts, 1);
 	KUNIT_EXPECT_EQ(test, b->ports[1].cnt.rcv_pkts, 1);
 	KUNIT_EXPECT_EQ(test, b->ports[1].cnt.rcv_errors, 1);
@@ -815,8 +810,7 @@ static void rc_drop_ends_request(struct kunit *test)
 	/* Routed by b out of its port 2, which has no cable. */
 	b->sw->lft[5] = 2;
 	b->sw->lft_top = 5;
-	walk_one(&a->ports[1], rc_pkt(test, &op, 5));
-	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
+	walk_one(&a->ports[1], rc_pkt(test, 5));
 	KUNIT_EXPECT_EQ(test, b->ports[1].cnt.rcv_pkts, 2);
 	KUNIT_EXPECT_EQ(test, b->ports[2].cnt.xmit_discards, 1);
 }
@@ -826,14 +820,11 @@ static void rc_not_replicated(struct kunit *test)
 {
 	struct ibdevsim_node *a = fake_switch(test, 1);
 	struct ibdevsim_node *b = fake_switch(test, 3);
-	struct ibdevsim_rc_op op;
 
 	cable_active(&a->ports[1], &b->ports[1]);
 	b->sw->mft_top = IBDEVSIM_MCAST_LID_BASE;
 	b->sw->mft[0][0] = BIT(2) | BIT(3);
-	walk_one(&a->ports[1], rc_pkt(test, &op, IBDEVSIM_MCAST_LID_BASE));
-	KUNIT_EXPECT_TRUE(test, completion_done(&op.done));
-	KUNIT_EXPECT_EQ(test, op.status, IB_WC_RETRY_EXC_ERR);
+	walk_one(&a->ports[1], rc_pkt(test, IBDEVSIM_MCAST_LID_BASE));
 	KUNIT_EXPECT_EQ(test, b->ports[2].cnt.xmit_discards, 0);
 	KUNIT_EXPECT_EQ(test, b->ports[3].cnt.xmit_discards, 0);
 }
@@ -912,6 +903,81 @@ static void find_qp_pkeys(struct kunit *test)
 	xa_destroy(&hca->qps);
 }
 
+/*
+ * PSNs compare modulo 2^24, across the wrap; a message of n bytes takes
+ * ceil(n / MTU) packets, an empty one a packet; each packet's opcode says
+ * where it stands in its message, and only the last carries immediate
+ * data or an R_Key to invalidate.
+ */
+static void rc_psn_and_packets(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, ibdevsim_psn_add(0xffffff, 1), 0);
+	KUNIT_EXPECT_EQ(test, ibdevsim_psn_add(0xfffffe, 5), 3);
+	KUNIT_EXPECT_EQ(test, ibdevsim_psn_add(5, -1), 4);
+	KUNIT_EXPECT_EQ(test, ibdevsim_psn_add(0, -1), 0xffffff);
+	KUNIT_EXPECT_LT(test, ibdevsim_psn_cmp(0xfffff0, 0x10), 0);
+	KUNIT_EXPECT_GT(test, ibdevsim_psn_cmp(0x10, 0xfffff0), 0);
+	KUNIT_EXPECT_EQ(test, ibdevsim_psn_cmp(0x123456, 0x123456), 0);
+	KUNIT_EXPECT_LT(test, ibdevsim_psn_cmp(1, 2), 0);
+	/* Half the PSN space ahead is "ahead", beyond it "behind". */
+	KUNIT_EXPECT_GT(test, ibdevsim_psn_cmp(0x7fffff, 0), 0);
+	KUNIT_EXPECT_LT(test, ibdevsim_psn_cmp(0x800001, 0), 0);
+
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_npkts(0, 4096), 1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_npkts(1, 4096), 1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_npkts(4096, 4096), 1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_npkts(4097, 4096), 2);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_npkts(1 << 20, 256), 4096);
+
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_opcode(IB_WR_SEND, 0, 1),
+			IB_OPCODE_RC_SEND_ONLY);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_opcode(IB_WR_SEND_WITH_IMM, 0, 3),
+			IB_OPCODE_RC_SEND_FIRST);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_opcode(IB_WR_SEND_WITH_IMM, 1, 3),
+			IB_OPCODE_RC_SEND_MIDDLE);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_opcode(IB_WR_SEND_WITH_IMM, 2, 3),
+			IB_OPCODE_RC_SEND_LAST_WITH_IMMEDIATE);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_opcode(IB_WR_SEND_WITH_INV, 0, 1),
+			IB_OPCODE_RC_SEND_ONLY_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_opcode(IB_WR_SEND_WITH_INV, 1, 2),
+			IB_OPCODE_RC_SEND_LAST_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_opcode(IB_WR_RDMA_WRITE, 0, 2),
+			IB_OPCODE_RC_RDMA_WRITE_FIRST);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_opcode(IB_WR_RDMA_WRITE, 1, 2),
+			IB_OPCODE_RC_RDMA_WRITE_LAST);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_opcode(IB_WR_RDMA_WRITE, 0, 1),
+			IB_OPCODE_RC_RDMA_WRITE_ONLY);
+	KUNIT_EXPECT_EQ(test,
+			ibdevsim_rc_opcode(IB_WR_RDMA_WRITE_WITH_IMM, 1, 3),
+			IB_OPCODE_RC_RDMA_WRITE_MIDDLE);
+	KUNIT_EXPECT_EQ(test,
+			ibdevsim_rc_opcode(IB_WR_RDMA_WRITE_WITH_IMM, 0, 1),
+			IB_OPCODE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE);
+	KUNIT_EXPECT_EQ(test,
+			ibdevsim_rc_opcode(IB_WR_RDMA_WRITE_WITH_IMM, 2, 3),
+			IB_OPCODE_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE);
+}
+
+/*
+ * The local ACK timeout is 4.096 us << timeout, none for 0; the RNR NAK
+ * timer codes follow IBTA's table, 0 the longest.
+ */
+static void rc_timers(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_ack_timeout_ns(0), 0);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_ack_timeout_ns(1), 8192);
+	/* 14: about 67 ms; 19 (a default path's): about 2.1 s. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_ack_timeout_ns(14), 67108864);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_ack_timeout_ns(19), 2147483648ULL);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rc_ack_timeout_ns(31),
+			4096ULL << 31);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rnr_timer_us(0), 655360);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rnr_timer_us(1), 10);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rnr_timer_us(12), 640);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rnr_timer_us(31), 491520);
+	KUNIT_EXPECT_EQ(test, ibdevsim_rnr_timer_us(0x20 | 14), 1280);
+}
+
 static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
@@ -930,7 +996,9 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(mem_resolve_rules),
 	KUNIT_CASE(mem_seg_copy),
 	KUNIT_CASE(cq_slots_and_clean),
-	KUNIT_CASE(rc_drop_ends_request),
+	KUNIT_CASE(rc_drop_counted),
+	KUNIT_CASE(rc_psn_and_packets),
+	KUNIT_CASE(rc_timers),
 	KUNIT_CASE(rc_not_replicated),
 	KUNIT_CASE(find_qp_pkeys),
 	{}

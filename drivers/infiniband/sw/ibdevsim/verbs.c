@@ -475,7 +475,12 @@ static void ibdevsim_sq_drain(struct ibdevsim_qp *qp)
 	LIST_HEAD(list);
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
+	list_splice_init(&qp->rc_done, &list);
+	list_splice_init(&qp->rc_inflight, &list);
 	list_splice_init(&qp->sendq, &list);
+	qp->rc_rd_out = 0;
+	qp->rc_rnr_wait = false;
+	qp->rc_expired = false;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	list_for_each_entry_safe(swqe, tmp, &list, list) {
 		kfree(swqe->pkt);
@@ -518,9 +523,9 @@ void ibdevsim_rq_drain(struct ibdevsim_qp *qp, bool flush)
  * and those of the unsignaled WQEs that ran before it, are freed when that
  * completion is polled.
  */
-static void ibdevsim_sq_retire(struct ibdevsim_qp *qp,
-			       const struct ibdevsim_swqe *swqe,
-			       enum ib_wc_status status)
+void ibdevsim_sq_retire(struct ibdevsim_qp *qp,
+			const struct ibdevsim_swqe *swqe,
+			enum ib_wc_status status)
 {
 	bool complete = swqe->signaled || status != IB_WC_SUCCESS;
 	struct ib_wc wc = {
@@ -587,6 +592,10 @@ static void ibdevsim_send_work(struct work_struct *work)
 	LIST_HEAD(stopped);
 	bool flush;
 
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		ibdevsim_rc_send_work(qp);
+		return;
+	}
 	for (;;) {
 		spin_lock_irqsave(&qp->sq_lock, flags);
 		swqe = list_first_entry_or_null(&qp->sendq,
@@ -598,18 +607,11 @@ static void ibdevsim_send_work(struct work_struct *work)
 		if (!swqe)
 			break;
 		status = flush ? IB_WC_WR_FLUSH_ERR : swqe->status;
-		if (qp->ibqp.qp_type == IB_QPT_RC && status == IB_WC_SUCCESS) {
-			status = ibdevsim_rc_send(qp, swqe);
-			/* A flush means the QP already left RTS. */
-			if (status != IB_WC_SUCCESS &&
-			    status != IB_WC_WR_FLUSH_ERR)
-				ibdevsim_qp_error(qp);
-		} else if (swqe->pkt && status == IB_WC_SUCCESS) {
+		if (swqe->pkt && status == IB_WC_SUCCESS) {
 			ibdevsim_xmit(port, swqe->pkt);
 		} else {
 			kfree(swqe->pkt);
-			if (qp->ibqp.qp_type != IB_QPT_RC &&
-			    status != IB_WC_WR_FLUSH_ERR)
+			if (status != IB_WC_WR_FLUSH_ERR)
 				ibdevsim_qp_sq_error(qp, &stopped);
 		}
 		ibdevsim_sq_retire(qp, swqe, status);
@@ -667,6 +669,7 @@ static int ibdevsim_create_qp(struct ib_qp *ibqp,
 	qp->max_send_sge = max_t(u32, cap->max_send_sge, 1);
 	INIT_WORK(&qp->send_work, ibdevsim_send_work);
 	INIT_WORK(&qp->event_work, ibdevsim_qp_event_work);
+	ibdevsim_rc_qp_init(qp);
 	spin_lock_init(&qp->rq_lock);
 	qp->rq_max = cap->max_recv_wr;
 	qp->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
@@ -839,6 +842,7 @@ static void ibdevsim_qp_reset_queues(struct ibdevsim_qp *qp)
 
 	cancel_work_sync(&qp->send_work);
 	ibdevsim_hca_rx_flush(qp->hca->node);
+	ibdevsim_rc_stop(qp);
 	ibdevsim_sq_drain(qp);
 	ibdevsim_rq_drain(qp, false);
 	ibdevsim_cq_clean(to_cq(qp->ibqp.send_cq), qp);
@@ -900,6 +904,10 @@ static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if ((mask & IB_QP_PORT) &&
 	    (attr->port_num < 1 || attr->port_num > qp->hca->node->nports))
 		return -EINVAL;
+	/* The ports' MTU is 4096: a path can have no more. */
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	if (mask & IB_QP_PKEY_INDEX)
@@ -918,15 +926,41 @@ static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qp->access = attr->qp_access_flags;
 	if (mask & IB_QP_RNR_RETRY)
 		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_PATH_MTU)
+		qp->mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	if (mask & IB_QP_SQ_PSN) {
+		qp->rc_next_psn = attr->sq_psn & IBDEVSIM_PSN_MASK;
+		qp->rc_tx_psn = qp->rc_next_psn;
+		qp->rc_una = qp->rc_next_psn;
+	}
+	if (next == IB_QPS_RTS && cur != IB_QPS_RTS) {
+		qp->rc_retry_left = qp->retry_cnt;
+		qp->rc_rnr_left = qp->rnr_retry;
+	}
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
 	qp->state = next;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	spin_lock_irqsave(&qp->rq_lock, flags);
 	if (next == IB_QPS_RESET) {
-		spin_lock_irqsave(&qp->rq_lock, flags);
 		qp->comm_est = false;
-		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		qp->rc_in_send = false;
+		qp->rc_in_write = false;
+		qp->rc_nak_sent = false;
 	}
+	if (mask & IB_QP_RQ_PSN)
+		qp->rc_epsn = attr->rq_psn & IBDEVSIM_PSN_MASK;
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
 
 	if (next == IB_QPS_ERR) {
 		ibdevsim_rq_drain(qp, true);
@@ -954,6 +988,15 @@ static int ibdevsim_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->port_num = qp->port;
 	attr->dest_qp_num = qp->dest_qpn;
 	attr->qp_access_flags = qp->access;
+	attr->path_mtu = ib_mtu_int_to_enum(qp->mtu);
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->sq_psn = READ_ONCE(qp->rc_next_psn);
+	attr->rq_psn = READ_ONCE(qp->rc_epsn);
 	attr->cap.max_send_wr = qp->sq_max;
 	attr->cap.max_recv_wr = qp->rq_max;
 	attr->cap.max_send_sge = qp->max_send_sge;
@@ -1240,10 +1283,35 @@ void ibdevsim_qp_deliver(struct ibdevsim_qp *qp,
 	ibdevsim_cq_post(to_cq(qp->ibqp.recv_cq), &wc, false);
 }
 
+/* The RC transport's counters, per port, as hw_counters in sysfs. */
+static struct rdma_hw_stats *
+ibdevsim_alloc_hw_port_stats(struct ib_device *ibdev, u32 port_num)
+{
+	return rdma_alloc_hw_stats_struct(ibdevsim_rc_stat_descs,
+					  IBDEVSIM_RC_NSTATS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int ibdevsim_get_hw_stats(struct ib_device *ibdev,
+				 struct rdma_hw_stats *stats, u32 port_num,
+				 int index)
+{
+	struct ibdevsim_node *node = to_hca(ibdev)->node;
+	int i;
+
+	if (port_num < 1 || port_num > node->nports)
+		return -EINVAL;
+	for (i = 0; i < IBDEVSIM_RC_NSTATS; i++)
+		stats->value[i] =
+			atomic64_read(&node->ports[port_num].rc_stats[i]);
+	return IBDEVSIM_RC_NSTATS;
+}
+
 static const struct ib_device_ops ibdevsim_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
+	.alloc_hw_port_stats = ibdevsim_alloc_hw_port_stats,
 	.alloc_pd = ibdevsim_alloc_pd,
 	.attach_mcast = ibdevsim_attach_mcast,
 	.create_ah = ibdevsim_create_ah,
@@ -1257,6 +1325,7 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	.destroy_qp = ibdevsim_destroy_qp,
 	.detach_mcast = ibdevsim_detach_mcast,
 	.get_dma_mr = ibdevsim_get_dma_mr,
+	.get_hw_stats = ibdevsim_get_hw_stats,
 	.get_link_layer = ibdevsim_link_layer,
 	.get_port_immutable = ibdevsim_port_immutable,
 	.modify_device = ibdevsim_modify_device,

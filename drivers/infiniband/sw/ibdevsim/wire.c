@@ -11,6 +11,7 @@
 
 #include <linux/module.h>
 #include <kunit/visibility.h>
+#include <rdma/ib_pack.h>
 
 #include "ibdevsim.h"
 
@@ -568,3 +569,93 @@ bool ibdevsim_mcast_match(const struct ibdevsim_mcast_att *att, u16 dlid,
 	return !dgid || ibdevsim_gid_eq(&att->mgid, dgid);
 }
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_mcast_match);
+
+/**
+ * ibdevsim_rc_npkts() - packets an RC message of @len bytes takes
+ * @len: payload bytes
+ * @mtu: path MTU in bytes
+ *
+ * An empty message still takes one packet (IBTA 9.7.1).
+ *
+ * Return: the number of packets, at least 1.
+ */
+u32 ibdevsim_rc_npkts(u32 len, u32 mtu)
+{
+	return len ? DIV_ROUND_UP(len, mtu) : 1;
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rc_npkts);
+
+/**
+ * ibdevsim_rc_opcode() - the BTH opcode of one request packet
+ * @op: the work request's opcode (a SEND or an RDMA WRITE kind)
+ * @idx: the packet's place in the message, from 0
+ * @npkts: the message's packets
+ *
+ * The immediate data or the R_Key to invalidate travels in the last
+ * packet only; the RETH of a WRITE in the first.
+ *
+ * Return: an IB_OPCODE_RC_* value.
+ */
+u8 ibdevsim_rc_opcode(enum ib_wr_opcode op, u32 idx, u32 npkts)
+{
+	bool only = npkts == 1, last = idx + 1 == npkts;
+	bool write = op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM;
+
+	if (!only && !idx)
+		return write ? IB_OPCODE_RC_RDMA_WRITE_FIRST :
+			       IB_OPCODE_RC_SEND_FIRST;
+	if (!last)
+		return write ? IB_OPCODE_RC_RDMA_WRITE_MIDDLE :
+			       IB_OPCODE_RC_SEND_MIDDLE;
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+		return only ? IB_OPCODE_RC_RDMA_WRITE_ONLY :
+			      IB_OPCODE_RC_RDMA_WRITE_LAST;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return only ? IB_OPCODE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+			      IB_OPCODE_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE;
+	case IB_WR_SEND_WITH_IMM:
+		return only ? IB_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE :
+			      IB_OPCODE_RC_SEND_LAST_WITH_IMMEDIATE;
+	case IB_WR_SEND_WITH_INV:
+		return only ? IB_OPCODE_RC_SEND_ONLY_WITH_INVALIDATE :
+			      IB_OPCODE_RC_SEND_LAST_WITH_INVALIDATE;
+	default:
+		return only ? IB_OPCODE_RC_SEND_ONLY : IB_OPCODE_RC_SEND_LAST;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rc_opcode);
+
+/**
+ * ibdevsim_rc_ack_timeout_ns() - the local ACK timeout a QP attribute sets
+ * @timeout: the 5-bit attribute
+ *
+ * Return: 4.096 us << @timeout in nanoseconds, or 0 for 0: no timer
+ * (IBTA 9.7.6.1.3).
+ */
+u64 ibdevsim_rc_ack_timeout_ns(u8 timeout)
+{
+	if (!timeout)
+		return 0;
+	return 4096ULL << min_t(u8, timeout, 31);
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rc_ack_timeout_ns);
+
+/**
+ * ibdevsim_rnr_timer_us() - the wait an RNR NAK's timer code asks for
+ * @code: the 5-bit code (IBTA table 45)
+ *
+ * Return: microseconds; code 0 is the longest, 655.36 ms.
+ */
+u32 ibdevsim_rnr_timer_us(u8 code)
+{
+	static const u32 us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480,
+		640, 960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360,
+		20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760,
+		327680, 491520,
+	};
+
+	return us[code & 31];
+}
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rnr_timer_us);
