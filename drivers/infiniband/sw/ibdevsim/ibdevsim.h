@@ -721,6 +721,9 @@ struct ibdevsim_swqe {
  *	       sending again)
  * @rc_una: RC: the oldest PSN not yet acknowledged
  * @rc_rd_out: RC: READs in @rc_inflight
+ * @rc_rd_gap: RC: READ responses were found missing from @rc_rd_gap_psn
+ *	       and the READ asked again; until progress, not again
+ * @rc_rd_gap_psn: RC: see @rc_rd_gap
  * @rc_retry_left: RC: tries left after a timeout or sequence NAK
  * @rc_rnr_left: RC: tries left after an RNR NAK
  * @rc_rnr_wait: RC: waiting out an RNR NAK's timer: nothing is sent
@@ -784,6 +787,8 @@ struct ibdevsim_qp {
 	u32 rc_tx_psn;
 	u32 rc_una;
 	u32 rc_rd_out;
+	bool rc_rd_gap;
+	u32 rc_rd_gap_psn;
 	u8 rc_retry_left;
 	u8 rc_rnr_left;
 	bool rc_rnr_wait;

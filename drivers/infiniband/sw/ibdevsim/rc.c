@@ -359,6 +359,24 @@ static struct ibdevsim_swqe *rc_oldest_locked(struct ibdevsim_qp *qp)
 }
 
 /*
+ * READ responses from @miss on were lost (a later one, or an ACK past
+ * them, arrived): ask the READ again from @miss, once per gap: the
+ * responses still on their way from the first request must not ask it
+ * again each.  Returns true when the send work is to send.
+ */
+static bool rc_read_gap_locked(struct ibdevsim_qp *qp, u32 miss)
+{
+	if (qp->rc_rd_gap && qp->rc_rd_gap_psn == miss)
+		return false;
+	qp->rc_rd_gap = true;
+	qp->rc_rd_gap_psn = miss;
+	rc_count(qp, IBDEVSIM_RC_IMPLIED_NAKS);
+	if (ibdevsim_psn_cmp(qp->rc_tx_psn, miss) > 0)
+		qp->rc_tx_psn = miss;
+	return true;
+}
+
+/*
  * Complete, in order, what the peer acknowledged: every PSN before @una.
  * A READ completes only with its last response; an ACK past a READ whose
  * responses are missing says they were lost (an implied NAK), and the
@@ -382,11 +400,8 @@ static bool rc_advance_locked(struct ibdevsim_qp *qp, u32 una)
 			u32 miss = ibdevsim_psn_add(s->psn, s->rd_got);
 
 			if (ibdevsim_psn_cmp(una, miss) > 0) {
-				rc_count(qp, IBDEVSIM_RC_IMPLIED_NAKS);
 				una = miss;
-				if (ibdevsim_psn_cmp(qp->rc_tx_psn, miss) > 0)
-					qp->rc_tx_psn = miss;
-				kick = true;
+				kick = rc_read_gap_locked(qp, miss);
 			}
 			break;
 		}
@@ -400,6 +415,7 @@ static bool rc_advance_locked(struct ibdevsim_qp *qp, u32 una)
 	if (ibdevsim_psn_cmp(una, qp->rc_una) <= 0)
 		return kick;
 	qp->rc_una = una;
+	qp->rc_rd_gap = false;
 	if (ibdevsim_psn_cmp(qp->rc_tx_psn, una) < 0)
 		qp->rc_tx_psn = una;
 	qp->rc_retry_left = qp->retry_cnt;
@@ -443,12 +459,8 @@ static bool rc_read_resp_locked(struct ibdevsim_qp *qp,
 	want = ibdevsim_psn_add(s->psn, s->rd_got);
 	if (ibdevsim_psn_cmp(psn, want) < 0)
 		return false;
-	if (ibdevsim_psn_cmp(psn, want) > 0) {
-		rc_count(qp, IBDEVSIM_RC_IMPLIED_NAKS);
-		if (ibdevsim_psn_cmp(qp->rc_tx_psn, want) > 0)
-			qp->rc_tx_psn = want;
-		return true;
-	}
+	if (ibdevsim_psn_cmp(psn, want) > 0)
+		return rc_read_gap_locked(qp, want);
 	off = s->rd_got * qp->mtu;
 	len = min(qp->mtu, s->byte_len - off);
 	if (pkt->len != len)

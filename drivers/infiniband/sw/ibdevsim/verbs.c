@@ -479,6 +479,7 @@ static void ibdevsim_sq_drain(struct ibdevsim_qp *qp)
 	list_splice_init(&qp->rc_inflight, &list);
 	list_splice_init(&qp->sendq, &list);
 	qp->rc_rd_out = 0;
+	qp->rc_rd_gap = false;
 	qp->rc_rnr_wait = false;
 	qp->rc_expired = false;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);

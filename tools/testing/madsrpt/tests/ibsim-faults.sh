@@ -36,7 +36,7 @@ knobs_default() {
 		for k in drop duplicate delay delay_ms; do
 			[ "$(cat $dbg/$p/$k)" = 0 ] || { echo "$p/$k"; return 1; }
 		done
-		[ "$(cat $dbg/$p/classes)" = 0x00000007 ] || return 1
+		[ "$(cat $dbg/$p/classes)" = 0x0000000f ] || return 1
 		[ "$(cat $dbg/$p/dropped)" = 0 ] || return 1
 	done
 	[ "$(cat $dbg/node1/port1/link)" = up ] &&
