@@ -40,6 +40,8 @@
 #define IBDEVSIM_MFT_POSITIONS		3
 #define IBDEVSIM_DMA_LKEY		0x1000
 #define IBDEVSIM_MAX_SGE		8
+/* Pages one fast-registration MR maps at most (ib_srp asks for 512). */
+#define IBDEVSIM_FR_MAX_PAGES		512
 #define IBDEVSIM_VENDOR_ID		0x0ff1c0
 #define IBDEVSIM_HCA_DEVICE_ID		0x1dc0
 #define IBDEVSIM_SW_DEVICE_ID		0x1dc1
@@ -531,6 +533,13 @@ struct ibdevsim_pd {
  * @iova: the address the region starts at in work requests
  * @length: its length in bytes
  * @access: IB_ACCESS_* rights it was registered with
+ * @fr_pages: a fast-registration MR's page list: kernel addresses of
+ *	      pages of ibmr.page_size bytes (NULL for other MRs)
+ * @fr_max: entries @fr_pages has room for
+ * @fr_npages: entries ib_map_mr_sg() filled
+ * @fr_key: the key the last IB_WR_REG_MR gave it
+ * @fr_valid: registered and not invalidated since; @iova, @length and
+ *	      @access are those of that registration
  */
 struct ibdevsim_mr {
 	struct ib_mr ibmr;
@@ -542,6 +551,11 @@ struct ibdevsim_mr {
 	u64 iova;
 	u64 length;
 	int access;
+	u64 *fr_pages;
+	u32 fr_max;
+	u32 fr_npages;
+	u32 fr_key;
+	bool fr_valid;
 };
 
 /**
@@ -645,6 +659,8 @@ struct ibdevsim_rwqe {
  * @rkey: its R_Key (RC)
  * @ex: immediate data or the R_Key to invalidate (RC)
  * @num_sge: entries in @sgl (RC; UD data is in @pkt)
+ * @reg_mr: IB_WR_REG_MR: the MR to register (RC)
+ * @reg_access: IB_WR_REG_MR: the rights it gets (RC; the key is @rkey)
  * @psn: RC: its first PSN, given when it first goes on the wire
  * @npsn: RC: the PSNs it takes: its request packets, or for a READ its
  *	  response packets
@@ -669,6 +685,8 @@ struct ibdevsim_swqe {
 		__be32 imm_data;
 		u32 invalidate_rkey;
 	} ex;
+	struct ib_mr *reg_mr;
+	int reg_access;
 	u32 psn;
 	u32 npsn;
 	u32 rd_got;
@@ -880,6 +898,14 @@ bool ibdevsim_mem_resolve(struct ibdevsim_hca *hca, const struct ib_pd *pd,
 bool ibdevsim_sges_resolve(struct ibdevsim_qp *qp, const struct ib_sge *sge,
 			   u32 n, int access, struct ibdevsim_seg *segs);
 void ibdevsim_segs_skip(struct ibdevsim_seg *segs, u32 n, u32 off);
+struct ib_mr *ibdevsim_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+				u32 max_num_sg);
+int ibdevsim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+		       int sg_nents, unsigned int *sg_offset);
+void ibdevsim_dereg_fr_mr(struct ibdevsim_mr *mr);
+enum ib_wc_status ibdevsim_fr_reg(struct ibdevsim_qp *qp, struct ib_mr *ibmr,
+				  u32 key, int access);
+bool ibdevsim_fr_inv(struct ibdevsim_qp *qp, u32 key);
 u32 ibdevsim_seg_copy(const struct ibdevsim_seg *dst, u32 ndst,
 		      const struct ibdevsim_seg *src, u32 nsrc, u32 len);
 

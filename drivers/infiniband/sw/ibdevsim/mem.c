@@ -12,6 +12,13 @@
  * moves, and turned into a struct ibdevsim_seg; ibdevsim_seg_copy() then
  * copies between two lists of them, page by page on the user side.
  * The DMA key is refused to user PDs: it reaches all kernel memory.
+ *
+ * Kernel ULPs may also register memory fast (FRWR): ib_alloc_mr() gives
+ * an MR with a page list and a key index, ib_map_mr_sg() fills the list,
+ * an IB_WR_REG_MR work request makes it valid under the key the request
+ * names, with the request's rights, and IB_WR_LOCAL_INV or a SEND with
+ * invalidate from the peer makes it invalid again.  Until registered, and
+ * once invalidated, its key resolves nothing.
  */
 
 #include <kunit/visibility.h>
@@ -24,6 +31,27 @@
 /* Key indexes start above the DMA key's (0x1000 >> 8), so keys differ. */
 #define IBDEVSIM_MR_INDEX_MIN	0x100
 #define IBDEVSIM_MR_INDEX_MAX	0xffffff
+
+/* Enter @mr in @hca's table; sets its key.  Returns 0 or -errno. */
+static int ibdevsim_mr_insert(struct ibdevsim_hca *hca, struct ibdevsim_mr *mr)
+{
+	u32 index;
+	int ret;
+
+	/* Visible before its key is set, but no key matches a zero lkey. */
+	xa_lock_irq(&hca->mrs);
+	ret = __xa_alloc_cyclic(&hca->mrs, &index, mr,
+				XA_LIMIT(IBDEVSIM_MR_INDEX_MIN,
+					 IBDEVSIM_MR_INDEX_MAX),
+				&hca->mr_next, GFP_KERNEL);
+	if (ret >= 0) {
+		WRITE_ONCE(mr->ibmr.lkey, index << 8 | hca->mr_gen++);
+		mr->ibmr.rkey = mr->ibmr.lkey;
+		mr->fr_key = mr->ibmr.lkey;
+	}
+	xa_unlock_irq(&hca->mrs);
+	return ret < 0 ? ret : 0;
+}
 
 /**
  * ibdevsim_reg_user_mr() - register user memory
@@ -44,7 +72,7 @@ struct ib_mr *ibdevsim_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	struct ibdevsim_hca *hca = to_hca(pd->device);
 	struct sg_page_iter iter;
 	struct ibdevsim_mr *mr;
-	u32 index, i = 0;
+	u32 i = 0;
 	int ret;
 
 	if (!length || length > U32_MAX || virt + length < virt)
@@ -81,18 +109,8 @@ struct ib_mr *ibdevsim_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	mr->length = length;
 	mr->access = access;
 
-	/* Visible before its key is set, but no key matches a zero lkey. */
-	xa_lock_irq(&hca->mrs);
-	ret = __xa_alloc_cyclic(&hca->mrs, &index, mr,
-				XA_LIMIT(IBDEVSIM_MR_INDEX_MIN,
-					 IBDEVSIM_MR_INDEX_MAX),
-				&hca->mr_next, GFP_KERNEL);
-	if (ret >= 0) {
-		WRITE_ONCE(mr->ibmr.lkey, index << 8 | hca->mr_gen++);
-		mr->ibmr.rkey = mr->ibmr.lkey;
-	}
-	xa_unlock_irq(&hca->mrs);
-	if (ret < 0)
+	ret = ibdevsim_mr_insert(hca, mr);
+	if (ret)
 		goto err_pages;
 	return &mr->ibmr;
 
@@ -128,6 +146,152 @@ int ibdevsim_dereg_user_mr(struct ibdevsim_mr *mr)
 }
 
 /**
+ * ibdevsim_alloc_mr() - allocate a fast-registration MR
+ * @pd: the PD
+ * @type: IB_MR_TYPE_MEM_REG only
+ * @max_num_sg: the most pages ib_map_mr_sg() may give it
+ *
+ * Context: process.
+ * Return: the MR, not yet valid, or an ERR_PTR().
+ */
+struct ib_mr *ibdevsim_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+				u32 max_num_sg)
+{
+	struct ibdevsim_mr *mr;
+	int ret;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > IBDEVSIM_FR_MAX_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->fr_pages = kvcalloc(max_num_sg, sizeof(*mr->fr_pages), GFP_KERNEL);
+	if (!mr->fr_pages) {
+		kfree(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->fr_max = max_num_sg;
+	mr->pd = pd;
+	ret = ibdevsim_mr_insert(to_hca(pd->device), mr);
+	if (ret) {
+		kvfree(mr->fr_pages);
+		kfree(mr);
+		return ERR_PTR(ret);
+	}
+	return &mr->ibmr;
+}
+
+static int ibdevsim_fr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct ibdevsim_mr *mr = container_of(ibmr, struct ibdevsim_mr, ibmr);
+
+	if (mr->fr_npages == mr->fr_max)
+		return -ENOMEM;
+	mr->fr_pages[mr->fr_npages++] = addr;
+	return 0;
+}
+
+/**
+ * ibdevsim_map_mr_sg() - fill a fast-registration MR's page list
+ * @ibmr: the MR
+ * @sg: the scatterlist, DMA mapped (kernel virtual addresses here)
+ * @sg_nents: its entries
+ * @sg_offset: where in the first entry to start; updated as
+ *	       ib_sg_to_pages() says
+ *
+ * The list is used by the next IB_WR_REG_MR of the MR, not before.
+ *
+ * Return: the entries mapped.
+ */
+int ibdevsim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+		       int sg_nents, unsigned int *sg_offset)
+{
+	struct ibdevsim_mr *mr = container_of(ibmr, struct ibdevsim_mr, ibmr);
+
+	mr->fr_npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
+			      ibdevsim_fr_set_page);
+}
+
+/**
+ * ibdevsim_dereg_fr_mr() - free a fast-registration MR
+ * @mr: the MR
+ *
+ * Context: process; copies that resolved it finish first (RCU).
+ */
+void ibdevsim_dereg_fr_mr(struct ibdevsim_mr *mr)
+{
+	struct ibdevsim_hca *hca = to_hca(mr->ibmr.device);
+
+	xa_erase_irq(&hca->mrs, mr->fr_key >> 8);
+	synchronize_rcu();
+	kvfree(mr->fr_pages);
+	kfree(mr);
+}
+
+/**
+ * ibdevsim_fr_reg() - carry out an IB_WR_REG_MR work request
+ * @qp: the QP it was posted to
+ * @ibmr: the MR, a fast-registration MR of @qp's PD
+ * @key: the key it is valid under from now on (same index, any low byte)
+ * @access: the rights it gets
+ *
+ * Context: the QP's send work, its send-queue lock held.
+ * Return: IB_WC_SUCCESS, or IB_WC_MW_BIND_ERR for an MR that is not one
+ * of @qp's PD's fast-registration MRs or a key of another index.
+ */
+enum ib_wc_status ibdevsim_fr_reg(struct ibdevsim_qp *qp, struct ib_mr *ibmr,
+				  u32 key, int access)
+{
+	struct ibdevsim_mr *mr = container_of(ibmr, struct ibdevsim_mr, ibmr);
+
+	if (ibmr->device != qp->ibqp.device || !mr->fr_pages ||
+	    mr->pd != qp->ibqp.pd || (key >> 8) != (mr->fr_key >> 8) ||
+	    (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			IB_ACCESS_REMOTE_READ)))
+		return IB_WC_MW_BIND_ERR;
+	/*
+	 * Readers (ibdevsim_mem_resolve()) check validity and the key, then
+	 * read the rest: invalid while it changes, and the new bounds and
+	 * rights visible before the new key.  Pairs with the smp_rmb() there.
+	 */
+	WRITE_ONCE(mr->fr_valid, false);
+	/* Invalid before the bounds change. */
+	smp_wmb();
+	mr->iova = ibmr->iova;
+	mr->length = ibmr->length;
+	mr->access = access;
+	/* The bounds before the key that makes them usable. */
+	smp_wmb();
+	WRITE_ONCE(mr->fr_key, key);
+	WRITE_ONCE(mr->fr_valid, true);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * ibdevsim_fr_inv() - invalidate a fast-registration MR by key
+ * @qp: the QP whose PD the MR must belong to
+ * @key: its current key
+ *
+ * For IB_WR_LOCAL_INV and for a SEND with invalidate that @qp receives.
+ *
+ * Context: RCU read lock held.
+ * Return: false if @key names no valid fast-registration MR of @qp's PD.
+ */
+bool ibdevsim_fr_inv(struct ibdevsim_qp *qp, u32 key)
+{
+	struct ibdevsim_mr *mr = xa_load(&qp->hca->mrs, key >> 8);
+
+	if (!mr || !mr->fr_pages || mr->pd != qp->ibqp.pd ||
+	    !READ_ONCE(mr->fr_valid) || READ_ONCE(mr->fr_key) != key)
+		return false;
+	WRITE_ONCE(mr->fr_valid, false);
+	return true;
+}
+
+/**
  * ibdevsim_mem_resolve() - check memory a work request names
  * @hca: the HCA whose keys @key is one of
  * @pd: the PD of the QP that uses the memory
@@ -158,8 +322,17 @@ bool ibdevsim_mem_resolve(struct ibdevsim_hca *hca, const struct ib_pd *pd,
 	if (key == IBDEVSIM_DMA_LKEY)
 		return !pd->uobject;
 	mr = xa_load(&hca->mrs, key >> 8);
-	if (!mr || READ_ONCE(mr->ibmr.lkey) != key || mr->pd != pd ||
-	    (access & ~mr->access) || addr < mr->iova || len > mr->length ||
+	if (!mr || mr->pd != pd)
+		return false;
+	if (mr->fr_pages) {
+		if (!READ_ONCE(mr->fr_valid) || READ_ONCE(mr->fr_key) != key)
+			return false;
+		/* The registration's bounds after its key: see fr_reg. */
+		smp_rmb();
+	} else if (READ_ONCE(mr->ibmr.lkey) != key) {
+		return false;
+	}
+	if ((access & ~mr->access) || addr < mr->iova || len > mr->length ||
 	    addr - mr->iova > mr->length - len)
 		return false;
 	seg->mr = mr;
@@ -228,6 +401,15 @@ static void *ibdevsim_seg_map(const struct ibdevsim_seg *seg, u32 off,
 	if (!mr) {
 		*room = seg->len - off;
 		return (void *)(uintptr_t)(seg->addr + off);
+	}
+	if (mr->fr_pages) {
+		u64 ps = mr->ibmr.page_size, in;
+
+		/* From the start of the first page, which holds the iova. */
+		pos = seg->addr - mr->iova + off + (mr->iova & (ps - 1));
+		in = pos & (ps - 1);
+		*room = min_t(u64, seg->len - off, ps - in);
+		return (void *)(uintptr_t)(mr->fr_pages[pos >> ilog2(ps)] + in);
 	}
 	pos = seg->addr - mr->iova + off + mr->page_off;
 	*room = min_t(u64, seg->len - off, PAGE_SIZE - offset_in_page(pos));

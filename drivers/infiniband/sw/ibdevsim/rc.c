@@ -77,14 +77,16 @@ static void rc_count(const struct ibdevsim_qp *qp, enum ibdevsim_rc_stat st)
  * @wr: the request
  * @len: set to the bytes it moves
  *
- * Return: 0, or -EINVAL for an opcode the simulator lacks (atomics, fast
- * registration) or too many SGEs.
+ * Return: 0, or -EINVAL for an opcode the simulator lacks (atomics,
+ * memory windows) or too many SGEs.
  */
 int ibdevsim_rc_post_check(const struct ibdevsim_qp *qp,
 			   const struct ib_send_wr *wr, u32 *len)
 {
 	int i;
 
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+		return -EINVAL;
 	switch (wr->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
@@ -93,11 +95,17 @@ int ibdevsim_rc_post_check(const struct ibdevsim_qp *qp,
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
 		break;
+	case IB_WR_REG_MR:
+		if (!reg_wr(wr)->mr)
+			return -EINVAL;
+		*len = 0;
+		return 0;
+	case IB_WR_LOCAL_INV:
+		*len = 0;
+		return 0;
 	default:
 		return -EINVAL;
 	}
-	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
-		return -EINVAL;
 	*len = 0;
 	for (i = 0; i < wr->num_sge; i++)
 		*len += wr->sg_list[i].length;
@@ -115,6 +123,20 @@ void ibdevsim_rc_fill_swqe(struct ibdevsim_swqe *swqe,
 	swqe->wr_opcode = wr->opcode;
 	swqe->solicited = wr->send_flags & IB_SEND_SOLICITED;
 	swqe->fence = wr->send_flags & IB_SEND_FENCE;
+	switch (wr->opcode) {
+	case IB_WR_REG_MR:
+		swqe->opcode = IB_WC_REG_MR;
+		swqe->reg_mr = reg_wr(wr)->mr;
+		swqe->reg_access = reg_wr(wr)->access;
+		swqe->rkey = reg_wr(wr)->key;
+		return;
+	case IB_WR_LOCAL_INV:
+		swqe->opcode = IB_WC_LOCAL_INV;
+		swqe->ex.invalidate_rkey = wr->ex.invalidate_rkey;
+		return;
+	default:
+		break;
+	}
 	swqe->num_sge = wr->num_sge;
 	memcpy(swqe->sgl, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
 	switch (wr->opcode) {
@@ -612,6 +634,42 @@ static bool rc_expire_locked(struct ibdevsim_qp *qp)
 	return true;
 }
 
+static bool rc_is_local(const struct ibdevsim_swqe *s)
+{
+	return s->wr_opcode == IB_WR_REG_MR || s->wr_opcode == IB_WR_LOCAL_INV;
+}
+
+/*
+ * Carry out a memory registration or local invalidation, the oldest
+ * posted request: it takes no PSN and completes, in order, once what is
+ * before it is acknowledged.  Returns false when it failed, which put the
+ * QP in error.
+ */
+static bool rc_local_locked(struct ibdevsim_qp *qp, struct ibdevsim_swqe *s)
+{
+	enum ib_wc_status status = IB_WC_SUCCESS;
+
+	if (s->wr_opcode == IB_WR_REG_MR) {
+		status = ibdevsim_fr_reg(qp, s->reg_mr, s->rkey,
+					 s->reg_access);
+	} else {
+		rcu_read_lock();
+		if (!ibdevsim_fr_inv(qp, s->ex.invalidate_rkey))
+			status = IB_WC_LOC_PROT_ERR;
+		rcu_read_unlock();
+	}
+	if (status != IB_WC_SUCCESS) {
+		rc_fail_locked(qp, s, status);
+		return false;
+	}
+	s->psn = qp->rc_next_psn;
+	s->npsn = 0;
+	s->status = IB_WC_SUCCESS;
+	list_move_tail(&s->list, list_empty(&qp->rc_inflight) ?
+				 &qp->rc_done : &qp->rc_inflight);
+	return true;
+}
+
 /*
  * The request and PSN to transmit next: a PSN to send again, or the
  * first PSN of the oldest posted request if the window, the READ limit
@@ -640,6 +698,14 @@ static struct ibdevsim_swqe *rc_next_locked(struct ibdevsim_qp *qp,
 	if (qp->state != IB_QPS_RTS)
 		return NULL;
 	s = list_first_entry_or_null(&qp->sendq, struct ibdevsim_swqe, list);
+	while (s && rc_is_local(s)) {
+		if (s->fence && qp->rc_rd_out)
+			return NULL;
+		if (!rc_local_locked(qp, s))
+			return NULL;
+		s = list_first_entry_or_null(&qp->sendq, struct ibdevsim_swqe,
+					     list);
+	}
 	if (!s ||
 	    ((qp->rc_next_psn - qp->rc_una) & IBDEVSIM_PSN_MASK) >=
 	    IBDEVSIM_RC_WINDOW ||
@@ -747,12 +813,15 @@ void ibdevsim_rc_send_work(struct ibdevsim_qp *qp)
 		spin_lock_irqsave(&qp->sq_lock, flags);
 		if (qp->rc_expired && qp->state != IB_QPS_ERR)
 			failed = !rc_expire_locked(qp);
-		if (qp->state == IB_QPS_ERR)
+		if (qp->state == IB_QPS_ERR) {
 			rc_flush_locked(qp);
-		else if (pkt)
+		} else if (pkt) {
 			s = rc_next_locked(qp, &psn, &again);
-		else if (!list_empty(&qp->rc_inflight))
+			/* A registration that failed put the QP in error. */
+			failed = qp->state == IB_QPS_ERR;
+		} else if (!list_empty(&qp->rc_inflight)) {
 			rc_arm_locked(qp);	/* try again when it fires */
+		}
 		if (s) {
 			qp->rc_tx_psn = rc_build_locked(qp, s, psn, pkt,
 							&status);
@@ -1014,8 +1083,17 @@ static u8 rc_execute_locked(struct ibdevsim_qp *qp,
 		    (!last && pkt->len != qp->mtu))
 			return AETH_NAK_INV_REQ;
 		wc->opcode = IB_WC_RECV;
-		return rc_recv_send_locked(qp, pkt, first, last, true, wc,
-					   post);
+		syn = rc_recv_send_locked(qp, pkt, first, last, true, wc,
+					  post);
+		/* The sender asks to invalidate one of our MRs (IBTA 9.4.6). */
+		if (syn == AETH_ACK && *post &&
+		    (h->opcode == IB_OPCODE_RC_SEND_LAST_WITH_INVALIDATE ||
+		     h->opcode == IB_OPCODE_RC_SEND_ONLY_WITH_INVALIDATE) &&
+		    !ibdevsim_fr_inv(qp, h->ieth)) {
+			wc->status = IB_WC_REM_INV_REQ_ERR;
+			syn = AETH_NAK_INV_REQ;
+		}
+		return syn;
 	case IB_OPCODE_RC_RDMA_WRITE_FIRST:
 	case IB_OPCODE_RC_RDMA_WRITE_MIDDLE:
 	case IB_OPCODE_RC_RDMA_WRITE_LAST:

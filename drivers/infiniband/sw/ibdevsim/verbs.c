@@ -49,6 +49,8 @@ static int ibdevsim_query_device(struct ib_device *ibdev,
 	attr->max_qp = 1 << 16;
 	attr->max_qp_wr = IBDEVSIM_MAX_WR;
 	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY;
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_fast_reg_page_list_len = IBDEVSIM_FR_MAX_PAGES;
 	attr->max_send_sge = IBDEVSIM_MAX_SGE;
 	attr->max_recv_sge = IBDEVSIM_MAX_SGE;
 	attr->max_sge_rd = IBDEVSIM_MAX_SGE;
@@ -211,6 +213,10 @@ static int ibdevsim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 	if (mr->umem)
 		return ibdevsim_dereg_user_mr(mr);
+	if (mr->fr_pages) {
+		ibdevsim_dereg_fr_mr(mr);
+		return 0;
+	}
 	kfree(mr);
 	return 0;
 }
@@ -1313,6 +1319,7 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
 	.alloc_hw_port_stats = ibdevsim_alloc_hw_port_stats,
+	.alloc_mr = ibdevsim_alloc_mr,
 	.alloc_pd = ibdevsim_alloc_pd,
 	.attach_mcast = ibdevsim_attach_mcast,
 	.create_ah = ibdevsim_create_ah,
@@ -1331,6 +1338,7 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	.get_port_immutable = ibdevsim_port_immutable,
 	.modify_device = ibdevsim_modify_device,
 	.modify_port = ibdevsim_modify_port,
+	.map_mr_sg = ibdevsim_map_mr_sg,
 	.modify_qp = ibdevsim_modify_qp,
 	.poll_cq = ibdevsim_poll_cq,
 	.post_recv = ibdevsim_post_recv,

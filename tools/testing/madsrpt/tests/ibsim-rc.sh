@@ -3,7 +3,8 @@
 #
 # ibsim-rc: ibdevsim's RC transport under loss, with ib_srp over IB CM.
 # ib_srpt serves a LUN on ibdevsim1 port 1, ib_srp logs in from ibdevsim0
-# port 1 across the switch.
+# port 1 across the switch, in its default mode: memory registered by
+# FRWR (no "unsafe global rkey", MRs in rdma res).
 #   - 5% of the RC packets are dropped both ways on the initiator's cable
 #     (the fault knobs' class 8): fio writes 8 MiB and verifies it with
 #     crc32c without an error, and the ports' hw_counters show the
@@ -23,8 +24,6 @@ tap_plan 11
 
 g0=0002c90300001000
 tgid=fe800000000000000002c90300002001
-sgid=fe80:0000:0000:0000:0002:c903:0000:1001
-dgid=fe80:0000:0000:0000:0002:c903:0000:2001
 wwn=0x$tgid
 acl=0x00000000000000000002c90300001001
 # ibdevsim0 port 1's cable: its own end and the switch's.
@@ -42,14 +41,19 @@ target() {
 }
 tap_check "ib_srpt target on ibdevsim1 port 1, LUN and ACL" target
 
+# ib_srp in its default mode: every command's memory registered by FRWR
+# (IB_WR_REG_MR before, IB_WR_LOCAL_INV after), not the global R_Key.
 login() {
-	modprobe ib_srp never_register=1 || return 1
+	modprobe ib_srp || return 1
 	ms_srp_add_target srp-ibdevsim0-1 \
 		"id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0" ||
 		return 1
-	ms_wait 60 ms_srp_disk
+	ms_wait 60 ms_srp_disk || return 1
+	rdma res show | grep ibdevsim0
+	! dmesg | grep -q "unsafe global rkey" &&
+		[ "$(rdma res show | sed -n 's/.*ibdevsim0:.* mr \([0-9]*\).*/\1/p')" -gt 0 ]
 }
-tap_check "ib_srp logs in over IB CM from ibdevsim0 port 1" login
+tap_here "ib_srp logs in over IB CM from ibdevsim0 port 1, memory registered by FRWR" login
 disk=$(ms_srp_disk | head -n 1)
 echo "# disk: ${disk:-none}"
 

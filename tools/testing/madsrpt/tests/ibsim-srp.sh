@@ -42,7 +42,7 @@ target() {
 tap_check "ib_srpt target on ibdevsim1 port 1, LUN and ACL" target
 
 login() {
-	modprobe ib_srp never_register=1 || return 1
+	modprobe ib_srp || return 1
 	ms_srp_add_target srp-ibdevsim0-1 \
 		"id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0" ||
 		return 1
