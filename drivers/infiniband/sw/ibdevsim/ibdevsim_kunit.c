@@ -593,6 +593,93 @@ static void mem_resolve_rules(struct kunit *test)
 	rcu_read_unlock();
 }
 
+/*
+ * A fast-registration MR: no key resolves before IB_WR_REG_MR; the
+ * registration takes the key of the request (same index, any low byte)
+ * and its rights; the iova maps into the page list across a page end;
+ * an invalidation by the wrong key fails, by the right one ends it.
+ */
+static void mem_fast_reg(struct kunit *test)
+{
+	struct mr_fixture *f = mr_fixture_init(test, 0);
+	u32 key = 0x124 << 8 | 0x10, nkey = 0x124 << 8 | 0x11;
+	struct ibdevsim_seg dst, src;
+	struct ibdevsim_mr *mr;
+	struct ibdevsim_qp *qp;
+	u64 pages[2];
+	u8 *buf;
+	int i;
+
+	mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+	qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	buf = kunit_kmalloc(test, 200, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < 2; i++)
+		pages[i] = (uintptr_t)page_address(f->pages[i]);
+	qp->hca = f->hca;
+	qp->ibqp.device = &f->hca->ibdev;
+	qp->ibqp.pd = &f->kpd;
+	mr->ibmr.device = &f->hca->ibdev;
+	mr->pd = &f->kpd;
+	mr->fr_pages = pages;
+	mr->fr_max = 2;
+	mr->fr_npages = 2;
+	mr->fr_key = key;
+	/* What ib_map_mr_sg() sets: 8000 bytes from byte 100 of page 0. */
+	mr->ibmr.page_size = PAGE_SIZE;
+	mr->ibmr.iova = 0x7000000 + 100;
+	mr->ibmr.length = 2 * PAGE_SIZE - 100;
+	KUNIT_ASSERT_EQ(test, xa_insert(&f->hca->mrs, 0x124, mr, GFP_KERNEL),
+			0);
+
+	rcu_read_lock();
+	KUNIT_EXPECT_FALSE(test, res(f, &f->kpd, key, mr->ibmr.iova, 8, 0));
+	/* Another index, rights it cannot have: refused, still invalid. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_fr_reg(qp, &mr->ibmr, 0x125 << 8, 0),
+			IB_WC_MW_BIND_ERR);
+	KUNIT_EXPECT_EQ(test, ibdevsim_fr_reg(qp, &mr->ibmr, nkey,
+					      IB_ACCESS_MW_BIND),
+			IB_WC_MW_BIND_ERR);
+	KUNIT_EXPECT_FALSE(test, res(f, &f->kpd, key, mr->ibmr.iova, 8, 0));
+	KUNIT_EXPECT_EQ(test, ibdevsim_fr_reg(qp, &mr->ibmr, nkey,
+					      IB_ACCESS_LOCAL_WRITE |
+					      IB_ACCESS_REMOTE_READ),
+			IB_WC_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, res(f, &f->kpd, key, mr->ibmr.iova, 8, 0));
+	KUNIT_EXPECT_FALSE(test, res(f, &f->kpd, nkey, mr->ibmr.iova, 8,
+				     IB_ACCESS_REMOTE_WRITE));
+	KUNIT_EXPECT_FALSE(test, res(f, &f->kpd, nkey, mr->ibmr.iova - 1, 8,
+				     0));
+	KUNIT_EXPECT_FALSE(test, res(f, &f->kpd, nkey, mr->ibmr.iova,
+				     mr->ibmr.length + 1, 0));
+	KUNIT_EXPECT_FALSE(test, res(f, &f->upd, nkey, mr->ibmr.iova, 8, 0));
+
+	/* 200 bytes across the end of page 0: 100 there, 100 in page 1. */
+	for (i = 0; i < 200; i++)
+		buf[i] = i + 1;
+	KUNIT_ASSERT_TRUE(test, res(f, &f->kpd, nkey,
+				    mr->ibmr.iova + PAGE_SIZE - 200, 200,
+				    IB_ACCESS_LOCAL_WRITE |
+				    IB_ACCESS_REMOTE_READ));
+	dst = f->seg;
+	src = ibdevsim_kseg(buf, 200);
+	KUNIT_EXPECT_EQ(test, ibdevsim_seg_copy(&dst, 1, &src, 1, 200), 200);
+	KUNIT_EXPECT_EQ(test, ((u8 *)pages[0])[PAGE_SIZE - 100], 1);
+	KUNIT_EXPECT_EQ(test, ((u8 *)pages[0])[PAGE_SIZE - 1], 100);
+	KUNIT_EXPECT_EQ(test, ((u8 *)pages[1])[0], 101);
+	KUNIT_EXPECT_EQ(test, ((u8 *)pages[1])[99], 200);
+	KUNIT_EXPECT_EQ(test, ((u8 *)pages[1])[100], 0);
+
+	KUNIT_EXPECT_FALSE(test, ibdevsim_fr_inv(qp, key));
+	KUNIT_EXPECT_TRUE(test, ibdevsim_fr_inv(qp, nkey));
+	KUNIT_EXPECT_FALSE(test, res(f, &f->kpd, nkey, mr->ibmr.iova, 8, 0));
+	KUNIT_EXPECT_FALSE(test, ibdevsim_fr_inv(qp, nkey));
+	rcu_read_unlock();
+	xa_erase(&f->hca->mrs, 0x124);
+}
+
 /* Bytes go to the right pages, at the MR's offset, and stop in time. */
 static void mem_seg_copy(struct kunit *test)
 {
@@ -995,6 +1082,7 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(mcast_match),
 	KUNIT_CASE(mem_resolve_rules),
 	KUNIT_CASE(mem_seg_copy),
+	KUNIT_CASE(mem_fast_reg),
 	KUNIT_CASE(cq_slots_and_clean),
 	KUNIT_CASE(rc_drop_counted),
 	KUNIT_CASE(rc_psn_and_packets),

@@ -269,6 +269,7 @@ enum ib_wc_status ibdevsim_fr_reg(struct ibdevsim_qp *qp, struct ib_mr *ibmr,
 	WRITE_ONCE(mr->fr_valid, true);
 	return IB_WC_SUCCESS;
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_fr_reg);
 
 /**
  * ibdevsim_fr_inv() - invalidate a fast-registration MR by key
@@ -290,6 +291,7 @@ bool ibdevsim_fr_inv(struct ibdevsim_qp *qp, u32 key)
 	WRITE_ONCE(mr->fr_valid, false);
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_fr_inv);
 
 /**
  * ibdevsim_mem_resolve() - check memory a work request names
