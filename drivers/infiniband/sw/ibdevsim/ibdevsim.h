@@ -40,6 +40,7 @@
 #define IBDEVSIM_MFT_POSITIONS		3
 #define IBDEVSIM_DMA_LKEY		0x1000
 #define IBDEVSIM_MAX_SGE		8
+#define IBDEVSIM_MAX_WR			16384
 /* Pages one fast-registration MR maps at most (ib_srp asks for 512). */
 #define IBDEVSIM_FR_MAX_PAGES		512
 #define IBDEVSIM_VENDOR_ID		0x0ff1c0
@@ -645,6 +646,40 @@ struct ibdevsim_rwqe {
 };
 
 /**
+ * struct ibdevsim_srq - a shared receive queue (kernel users, RC QPs)
+ * @ibsrq: the core's SRQ
+ * @lock: protects @rq, @head, @count, @limit and @armed
+ * @rq: ring of posted receives, @stride bytes each
+ * @stride: size of a struct ibdevsim_rwqe with @max_sge SGEs
+ * @max: ring size
+ * @head: oldest posted receive
+ * @count: posted receives
+ * @max_sge: most SGEs in a receive
+ * @limit: the SRQ limit ib_modify_srq() set
+ * @armed: IB_EVENT_SRQ_LIMIT_REACHED is raised when @count drops below
+ *	   @limit, once per arming
+ * @event_work: calls the SRQ's event handler
+ */
+struct ibdevsim_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock; /* see above */
+	void *rq;
+	size_t stride;
+	u32 max;
+	u32 head;
+	u32 count;
+	u32 max_sge;
+	u32 limit;
+	bool armed;
+	struct work_struct event_work;
+};
+
+static inline struct ibdevsim_srq *to_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct ibdevsim_srq, ibsrq);
+}
+
+/**
  * struct ibdevsim_swqe - a posted send waiting for the send worker
  * @list: entry in the QP's @sendq
  * @wr_id: the caller's id
@@ -755,6 +790,9 @@ struct ibdevsim_swqe {
  * @rq_head: oldest posted receive
  * @rq_count: posted receives
  * @max_recv_sge: most SGEs in a receive
+ * @srq: the SRQ an RC QP receives from instead of @rq, or NULL
+ * @rc_rwqe: RC responder: the receive a SEND under way lands in, taken
+ *	     from @rq or @srq at its first packet (valid while @rc_in_send)
  * @events: IBDEVSIM_QP_EV_* bits of the asynchronous events waiting for
  *	    @event_work (atomic bit operations)
  * @event_work: calls the QP's event handler for @events
@@ -821,6 +859,8 @@ struct ibdevsim_qp {
 	u32 rq_head;
 	u32 rq_count;
 	u32 max_recv_sge;
+	struct ibdevsim_srq *srq;
+	struct ibdevsim_rwqe *rc_rwqe;
 
 	unsigned long events;
 	struct work_struct event_work;
@@ -840,6 +880,7 @@ struct ibdevsim_qp {
 enum {
 	IBDEVSIM_QP_EV_COMM_EST,	/* a request reached it in RTR */
 	IBDEVSIM_QP_EV_FATAL,		/* injected through debugfs */
+	IBDEVSIM_QP_EV_LAST_WQE,	/* an SRQ's QP went to error */
 	IBDEVSIM_QP_EV_NUM,
 };
 
@@ -967,6 +1008,17 @@ void ibdevsim_qp_error(struct ibdevsim_qp *qp);
 void ibdevsim_qp_event(struct ibdevsim_qp *qp, int ev);
 void ibdevsim_qp_event_work(struct work_struct *work);
 int ibdevsim_qp_inject_fatal(struct ibdevsim_hca *hca, u32 qpn);
+
+/* srq.c: shared receive queues */
+int ibdevsim_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+			struct ib_udata *udata);
+int ibdevsim_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int ibdevsim_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int ibdevsim_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int ibdevsim_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad);
+bool ibdevsim_srq_take(struct ibdevsim_srq *srq, struct ibdevsim_rwqe *out);
 
 /* wire.c: pure logic on the wire formats (KUnit tested) */
 

@@ -180,7 +180,8 @@ static bool ibdevsim_rc_local(struct ibdevsim_qp *req,
  * @qp: the QP
  *
  * Posted receives complete with a flush error now, sends as the send
- * worker reaches them.
+ * worker reaches them; a QP of an SRQ raises
+ * IB_EVENT_QP_LAST_WQE_REACHED.
  *
  * Context: any, no simulator lock held; @qp alive (its own work, or the
  * receive work of a port it is reachable from).
@@ -193,6 +194,9 @@ void ibdevsim_qp_error(struct ibdevsim_qp *qp)
 	qp->state = IB_QPS_ERR;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	ibdevsim_rq_drain(qp, true);
+	/* What ib_drain_qp() waits for on a QP of an SRQ. */
+	if (qp->srq)
+		ibdevsim_qp_event(qp, IBDEVSIM_QP_EV_LAST_WQE);
 	queue_work(ibdevsim_wq, &qp->send_work);
 }
 
@@ -222,6 +226,7 @@ void ibdevsim_qp_event_work(struct work_struct *work)
 	static const enum ib_event_type type[IBDEVSIM_QP_EV_NUM] = {
 		[IBDEVSIM_QP_EV_COMM_EST] = IB_EVENT_COMM_EST,
 		[IBDEVSIM_QP_EV_FATAL] = IB_EVENT_QP_FATAL,
+		[IBDEVSIM_QP_EV_LAST_WQE] = IB_EVENT_QP_LAST_WQE_REACHED,
 	};
 	struct ibdevsim_qp *qp = container_of(work, struct ibdevsim_qp,
 					      event_work);
@@ -932,8 +937,24 @@ static bool rc_opcode_in(u8 op, const u8 *set, size_t n)
 }
 
 /*
+ * Take the oldest receive posted to @qp, or to its SRQ, into
+ * @qp->rc_rwqe; false when there is none.  @qp->rq_lock held.
+ */
+static bool rc_take_recv_locked(struct ibdevsim_qp *qp)
+{
+	if (qp->srq)
+		return ibdevsim_srq_take(qp->srq, qp->rc_rwqe);
+	if (!qp->rq_count)
+		return false;
+	memcpy(qp->rc_rwqe, ibdevsim_rq_slot(qp, qp->rq_head), qp->rq_stride);
+	qp->rq_head = (qp->rq_head + 1) % qp->rq_max;
+	qp->rq_count--;
+	return true;
+}
+
+/*
  * A packet of a SEND (or the last packet of a WRITE with immediate, with
- * @data false) lands in the receive at the head of the queue.  Returns the
+ * @data false) lands in the receive taken at its first packet.  Returns the
  * syndrome to answer with; *@wc is to be posted when *@post.
  */
 static u8 rc_recv_send_locked(struct ibdevsim_qp *qp,
@@ -945,15 +966,15 @@ static u8 rc_recv_send_locked(struct ibdevsim_qp *qp,
 	u32 len = data ? pkt->len : 0, room = 0, i;
 	struct ibdevsim_rwqe *rwqe;
 
-	if (first && !qp->rq_count) {
-		rc_count(qp, IBDEVSIM_RC_SENT_RNR_NAKS);
-		return AETH_RNR_NAK | (qp->min_rnr_timer & 31);
-	}
 	if (first) {
+		if (!rc_take_recv_locked(qp)) {
+			rc_count(qp, IBDEVSIM_RC_SENT_RNR_NAKS);
+			return AETH_RNR_NAK | (qp->min_rnr_timer & 31);
+		}
 		qp->rc_in_send = true;
 		qp->rc_rcv_off = 0;
 	}
-	rwqe = ibdevsim_rq_slot(qp, qp->rq_head);
+	rwqe = qp->rc_rwqe;
 	for (i = 0; i < rwqe->num_sge; i++)
 		room += rwqe->sge[i].length;
 	wc->status = IB_WC_SUCCESS;
@@ -977,8 +998,6 @@ static u8 rc_recv_send_locked(struct ibdevsim_qp *qp,
 	qp->rc_in_send = false;
 	wc->wr_id = rwqe->wr_id;
 	wc->byte_len = qp->rc_rcv_off;
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_max;
-	qp->rq_count--;
 	*post = true;
 	if (wc->status == IB_WC_LOC_LEN_ERR)
 		return AETH_NAK_INV_REQ;
@@ -1108,16 +1127,24 @@ static u8 rc_execute_locked(struct ibdevsim_qp *qp,
 		if (first == qp->rc_in_write || qp->rc_in_send ||
 		    (!last && pkt->len != qp->mtu))
 			return AETH_NAK_INV_REQ;
-		/* The immediate data needs a receive: none, nothing done. */
-		if (imm && !qp->rq_count) {
-			rc_count(qp, IBDEVSIM_RC_SENT_RNR_NAKS);
-			return AETH_RNR_NAK | (qp->min_rnr_timer & 31);
+		/*
+		 * The immediate data needs a receive, taken before the data
+		 * moves: none, nothing done.  A write that fails leaves it
+		 * taken, and the error that follows flushes it.
+		 */
+		if (imm) {
+			if (!rc_take_recv_locked(qp)) {
+				rc_count(qp, IBDEVSIM_RC_SENT_RNR_NAKS);
+				return AETH_RNR_NAK | (qp->min_rnr_timer & 31);
+			}
+			qp->rc_in_send = true;
+			qp->rc_rcv_off = 0;
 		}
 		syn = rc_recv_write_locked(qp, pkt, first, last);
 		if (syn != AETH_ACK || !imm)
 			return syn;
 		wc->opcode = IB_WC_RECV_RDMA_WITH_IMM;
-		syn = rc_recv_send_locked(qp, pkt, true, true, false, wc,
+		syn = rc_recv_send_locked(qp, pkt, false, true, false, wc,
 					  post);
 		wc->byte_len = qp->rc_wr_len;
 		return syn;

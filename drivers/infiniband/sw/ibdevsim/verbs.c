@@ -29,7 +29,6 @@
 
 #include "ibdevsim.h"
 
-#define IBDEVSIM_MAX_WR		16384
 #define IBDEVSIM_MAX_CQE	65536
 
 static int ibdevsim_query_device(struct ib_device *ibdev,
@@ -57,6 +56,9 @@ static int ibdevsim_query_device(struct ib_device *ibdev,
 	attr->max_cq = 1 << 16;
 	attr->max_cqe = IBDEVSIM_MAX_CQE;
 	attr->max_mr = 1 << 16;
+	attr->max_srq = 1 << 16;
+	attr->max_srq_wr = IBDEVSIM_MAX_WR;
+	attr->max_srq_sge = IBDEVSIM_MAX_SGE;
 	attr->max_pd = 1 << 16;
 	attr->max_ah = 1 << 16;
 	attr->max_pkeys = IBDEVSIM_PKEY_TBL_LEN;
@@ -512,6 +514,16 @@ void ibdevsim_rq_drain(struct ibdevsim_qp *qp, bool flush)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->rq_lock, flags);
+	/* The receive a multi-packet SEND was landing in. */
+	if (qp->rc_in_send) {
+		qp->rc_in_send = false;
+		wc.wr_id = qp->rc_rwqe->wr_id;
+		if (flush) {
+			spin_unlock_irqrestore(&qp->rq_lock, flags);
+			ibdevsim_cq_post(to_cq(qp->ibqp.recv_cq), &wc, false);
+			spin_lock_irqsave(&qp->rq_lock, flags);
+		}
+	}
 	while (qp->rq_count) {
 		wc.wr_id = ibdevsim_rq_slot(qp, qp->rq_head)->wr_id;
 		qp->rq_head = (qp->rq_head + 1) % qp->rq_max;
@@ -645,7 +657,8 @@ static int ibdevsim_create_qp(struct ib_qp *ibqp,
 	u32 qpn;
 	int ret;
 
-	if (init->srq || init->create_flags)
+	if (init->create_flags ||
+	    (init->srq && init->qp_type != IB_QPT_RC))
 		return -EOPNOTSUPP;
 	if (udata && (init->qp_type == IB_QPT_SMI ||
 		      init->qp_type == IB_QPT_GSI))
@@ -654,7 +667,8 @@ static int ibdevsim_create_qp(struct ib_qp *ibqp,
 	    init->qp_type != IB_QPT_UD && init->qp_type != IB_QPT_RC)
 		return -EOPNOTSUPP;
 	if (!cap->max_send_wr || cap->max_send_wr > IBDEVSIM_MAX_WR ||
-	    !cap->max_recv_wr || cap->max_recv_wr > IBDEVSIM_MAX_WR ||
+	    (!init->srq && (!cap->max_recv_wr ||
+			    cap->max_recv_wr > IBDEVSIM_MAX_WR)) ||
 	    cap->max_send_sge > IBDEVSIM_MAX_SGE ||
 	    cap->max_recv_sge > IBDEVSIM_MAX_SGE || cap->max_inline_data)
 		return -EINVAL;
@@ -678,13 +692,27 @@ static int ibdevsim_create_qp(struct ib_qp *ibqp,
 	INIT_WORK(&qp->event_work, ibdevsim_qp_event_work);
 	ibdevsim_rc_qp_init(qp);
 	spin_lock_init(&qp->rq_lock);
-	qp->rq_max = cap->max_recv_wr;
-	qp->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
-	qp->rq_stride = struct_size_t(struct ibdevsim_rwqe, sge,
-				      qp->max_recv_sge);
-	qp->rq = kvcalloc(qp->rq_max, qp->rq_stride, GFP_KERNEL);
-	if (!qp->rq)
-		return -ENOMEM;
+	if (init->srq) {
+		/* Receives come from the SRQ: no ring of its own. */
+		qp->srq = to_srq(init->srq);
+		qp->max_recv_sge = qp->srq->max_sge;
+		qp->rq_stride = qp->srq->stride;
+	} else {
+		qp->rq_max = cap->max_recv_wr;
+		qp->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
+		qp->rq_stride = struct_size_t(struct ibdevsim_rwqe, sge,
+					      qp->max_recv_sge);
+		qp->rq = kvcalloc(qp->rq_max, qp->rq_stride, GFP_KERNEL);
+		if (!qp->rq)
+			return -ENOMEM;
+	}
+	if (init->qp_type == IB_QPT_RC) {
+		qp->rc_rwqe = kzalloc(qp->rq_stride, GFP_KERNEL);
+		if (!qp->rc_rwqe) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+	}
 
 	if (init->qp_type == IB_QPT_UD || init->qp_type == IB_QPT_RC) {
 		ret = xa_alloc_cyclic_irq(&hca->qps, &qpn, qp,
@@ -712,6 +740,7 @@ static int ibdevsim_create_qp(struct ib_qp *ibqp,
 	return 0;
 
 err_free:
+	kfree(qp->rc_rwqe);
 	kvfree(qp->rq);
 	return ret;
 }
@@ -890,6 +919,7 @@ static int ibdevsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	ibdevsim_hca_rx_flush(qp->hca->node);
 	cancel_work_sync(&qp->event_work);
 	ibdevsim_qp_reset_queues(qp);
+	kfree(qp->rc_rwqe);
 	kvfree(qp->rq);
 	return 0;
 }
@@ -971,6 +1001,8 @@ static int ibdevsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 	if (next == IB_QPS_ERR) {
 		ibdevsim_rq_drain(qp, true);
+		if (qp->srq && cur != IB_QPS_ERR)
+			ibdevsim_qp_event(qp, IBDEVSIM_QP_EV_LAST_WQE);
 		queue_work(ibdevsim_wq, &qp->send_work);
 	} else if (next == IB_QPS_RESET) {
 		ibdevsim_qp_reset_queues(qp);
@@ -1178,7 +1210,8 @@ static int ibdevsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int ret = 0;
 
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge > qp->max_recv_sge) {
+		/* A QP of an SRQ receives through the SRQ only. */
+		if (wr->num_sge > qp->max_recv_sge || qp->srq) {
 			ret = -EINVAL;
 			break;
 		}
@@ -1325,12 +1358,14 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	.create_ah = ibdevsim_create_ah,
 	.create_cq = ibdevsim_create_cq,
 	.create_qp = ibdevsim_create_qp,
+	.create_srq = ibdevsim_create_srq,
 	.create_user_ah = ibdevsim_create_ah,
 	.dealloc_pd = ibdevsim_dealloc_pd,
 	.dereg_mr = ibdevsim_dereg_mr,
 	.destroy_ah = ibdevsim_destroy_ah,
 	.destroy_cq = ibdevsim_destroy_cq,
 	.destroy_qp = ibdevsim_destroy_qp,
+	.destroy_srq = ibdevsim_destroy_srq,
 	.detach_mcast = ibdevsim_detach_mcast,
 	.get_dma_mr = ibdevsim_get_dma_mr,
 	.get_hw_stats = ibdevsim_get_hw_stats,
@@ -1340,9 +1375,11 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	.modify_port = ibdevsim_modify_port,
 	.map_mr_sg = ibdevsim_map_mr_sg,
 	.modify_qp = ibdevsim_modify_qp,
+	.modify_srq = ibdevsim_modify_srq,
 	.poll_cq = ibdevsim_poll_cq,
 	.post_recv = ibdevsim_post_recv,
 	.post_send = ibdevsim_post_send,
+	.post_srq_recv = ibdevsim_post_srq_recv,
 	.process_mad = ibdevsim_process_mad,
 	.query_ah = ibdevsim_query_ah,
 	.query_device = ibdevsim_query_device,
@@ -1350,6 +1387,7 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	.query_pkey = ibdevsim_query_pkey,
 	.query_port = ibdevsim_query_port,
 	.query_qp = ibdevsim_query_qp,
+	.query_srq = ibdevsim_query_srq,
 	.reg_user_mr = ibdevsim_reg_user_mr,
 	.req_notify_cq = ibdevsim_req_notify_cq,
 
@@ -1357,6 +1395,7 @@ static const struct ib_device_ops ibdevsim_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, ibdevsim_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, ibdevsim_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, ibdevsim_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, ibdevsim_srq, ibsrq),
 };
 
 static bool user_verbs = true;

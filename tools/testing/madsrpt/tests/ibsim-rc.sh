@@ -35,25 +35,33 @@ ms_ibsim_opensm
 tap_check "opensm brings every port ACTIVE with a LID" \
 	ms_wait 120 ms_ibsim_all_active
 
+# The TPG's use_srq=1: ib_srpt's channels receive through one SRQ of the
+# HCA.
 target() {
 	modprobe ib_srpt && modprobe target_core_file &&
-	ms_srpt_target $wwn /tmp/lun0 $((64 << 20)) 0 $acl
+	ms_srpt_target $wwn /tmp/lun0 $((64 << 20)) 0 $acl &&
+	echo 1 >/sys/kernel/config/target/srpt/$wwn/tpgt_1/attrib/use_srq
 }
-tap_check "ib_srpt target on ibdevsim1 port 1, LUN and ACL" target
+tap_check "ib_srpt target on ibdevsim1 port 1 (use_srq=1), LUN and ACL" target
 
+# res DEV KIND: how many objects of KIND (mr, srq...) DEV has.
+res() {
+	rdma res show | sed -n "s/.*$1:.* $2 \([0-9]*\).*/\1/p"
+}
 # ib_srp in its default mode: every command's memory registered by FRWR
-# (IB_WR_REG_MR before, IB_WR_LOCAL_INV after), not the global R_Key.
+# (IB_WR_REG_MR before, IB_WR_LOCAL_INV after), not the global R_Key;
+# the target's channel QPs on its SRQ.
 login() {
 	modprobe ib_srp || return 1
 	ms_srp_add_target srp-ibdevsim0-1 \
 		"id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0" ||
 		return 1
 	ms_wait 60 ms_srp_disk || return 1
-	rdma res show | grep ibdevsim0
+	rdma res show | grep -E "ibdevsim[01]:"
 	! dmesg | grep -q "unsafe global rkey" &&
-		[ "$(rdma res show | sed -n 's/.*ibdevsim0:.* mr \([0-9]*\).*/\1/p')" -gt 0 ]
+		[ "$(res ibdevsim0 mr)" -gt 0 ] && [ "$(res ibdevsim1 srq)" -gt 0 ]
 }
-tap_here "ib_srp logs in over IB CM from ibdevsim0 port 1, memory registered by FRWR" login
+tap_here "ib_srp logs in over IB CM from ibdevsim0 port 1: FRWR MRs, ib_srpt's SRQ" login
 disk=$(ms_srp_disk | head -n 1)
 echo "# disk: ${disk:-none}"
 
@@ -168,7 +176,20 @@ tap_here "knob back to 0: ib_srp reconnects, the 8 MiB fio wrote verify" \
 	recovered
 dmesg | grep -iE "reconnect" | tail -n 2 | sed 's/^/# /'
 
-tap_check "ib_srp logs out" ms_srp_logout
+# ib_srpt drains each channel's QP with ib_drain_qp(), which on a QP of
+# an SRQ waits (up to 60 s) for IB_EVENT_QP_LAST_WQE_REACHED.
+srpt_qps_gone() {
+	! rdma res show qp link ibdevsim1/1 2>/dev/null | grep -qw RC
+}
+logout() {
+	local t0=$SECONDS
+
+	ms_srp_logout || return 1
+	ms_wait 30 srpt_qps_gone || return 1
+	echo "ib_srpt's channels gone $((SECONDS - t0)) s after the logout"
+	[ $((SECONDS - t0)) -lt 20 ]
+}
+tap_here "ib_srp logs out; ib_srpt's QPs of its SRQ drained (LAST_WQE_REACHED) at once" logout
 kill "$ms_sm_pid"
 wait "$ms_sm_pid" 2>/dev/null
 tap_check "target torn down" ms_srpt_teardown $wwn
