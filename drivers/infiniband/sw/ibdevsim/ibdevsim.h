@@ -881,6 +881,7 @@ enum {
 	IBDEVSIM_QP_EV_COMM_EST,	/* a request reached it in RTR */
 	IBDEVSIM_QP_EV_FATAL,		/* injected through debugfs */
 	IBDEVSIM_QP_EV_LAST_WQE,	/* an SRQ's QP went to error */
+	IBDEVSIM_QP_EV_CQ_OVERRUN,	/* a completion was lost: to error */
 	IBDEVSIM_QP_EV_NUM,
 };
 

@@ -241,6 +241,11 @@ void ibdevsim_qp_event_work(struct work_struct *work)
 
 		if (!test_and_clear_bit(ev, &qp->events))
 			continue;
+		/* The CQ raised its own event (IB_EVENT_CQ_ERR). */
+		if (ev == IBDEVSIM_QP_EV_CQ_OVERRUN) {
+			ibdevsim_qp_error(qp);
+			continue;
+		}
 		/* A fatal QP error puts the QP in error before it is told. */
 		if (ev == IBDEVSIM_QP_EV_FATAL)
 			ibdevsim_qp_error(qp);

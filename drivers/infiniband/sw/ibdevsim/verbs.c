@@ -18,8 +18,8 @@
  * signaled WQE, is polled; a failed UD, GSI or SMI send stops the send
  * queue in SQE, which flushes what follows until the QP is modified back
  * to RTS; a CQ that overflows loses the completion and raises
- * IB_EVENT_CQ_ERR; and a QP reset or destroyed takes its completions out
- * of its CQs.
+ * IB_EVENT_CQ_ERR, moving the QP that lost it to error; and a QP reset
+ * or destroyed takes its completions out of its CQs.
  */
 
 #include <linux/slab.h>
@@ -315,8 +315,10 @@ static int ibdevsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 
 /*
  * Add a completion to a CQ and call its handler if it was armed.  False
- * when the ring is full: the completion is lost, and the first loss
- * raises IB_EVENT_CQ_ERR, as a CQ overrun does on hardware.
+ * when the ring is full: the completion is lost, the first loss raises
+ * IB_EVENT_CQ_ERR, and the QP whose completion it was moves to the error
+ * state (from its event work, not here: its flushes would overrun the CQ
+ * again), as a CQ overrun does on hardware.
  */
 VISIBLE_IF_KUNIT bool ibdevsim_cq_add(struct ibdevsim_cq *cq,
 				      const struct ib_wc *wc, bool solicited,
@@ -334,6 +336,10 @@ VISIBLE_IF_KUNIT bool ibdevsim_cq_add(struct ibdevsim_cq *cq,
 		spin_unlock_irqrestore(&cq->lock, flags);
 		if (first)
 			queue_work(ibdevsim_wq, &cq->err_work);
+		/* The QP whose completion was lost goes to error too. */
+		if (wc->qp)
+			ibdevsim_qp_event(to_qp(wc->qp),
+					  IBDEVSIM_QP_EV_CQ_OVERRUN);
 		return false;
 	}
 	cqe = &cq->ring[(cq->head + cq->count) % cq->size];
@@ -919,6 +925,8 @@ static int ibdevsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	ibdevsim_hca_rx_flush(qp->hca->node);
 	cancel_work_sync(&qp->event_work);
 	ibdevsim_qp_reset_queues(qp);
+	/* A completion lost to an overrun CQ on the way queued it again. */
+	cancel_work_sync(&qp->event_work);
 	kfree(qp->rc_rwqe);
 	kvfree(qp->rq);
 	return 0;

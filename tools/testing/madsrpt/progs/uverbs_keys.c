@@ -29,6 +29,7 @@
  * devices cannot be set up.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,6 +62,8 @@ struct buf {
 
 static struct hca ha, hb;
 static struct ibv_qp *qa, *qb;
+/* The RNR retry count new_pair() gives the QPs (7: for ever). */
+static int rnr_retry = 7;
 
 static int open_hca(struct hca *h, const char *name)
 {
@@ -149,7 +152,7 @@ static int connect_qp(struct ibv_qp *qp, struct ibv_qp *peer, uint16_t dlid)
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;
 	a.retry_cnt = 7;
-	a.rnr_retry = 7;
+	a.rnr_retry = rnr_retry;
 	a.max_rd_atomic = 1;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
@@ -329,6 +332,140 @@ static void sq_slots(struct buf *l, struct buf *r)
 	    unsig, stuck);
 }
 
+/* A port 1 hw_counter of device @dev, or -1. */
+static long long hw_counter(const char *dev, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/%d/hw_counters/%s", dev, PORT,
+		 name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * A SEND that finds no receive posted gets RNR NAKs: with rnr_retry 7
+ * it is sent again after each min_rnr_timer until the receiver posts one,
+ * and lands once; with rnr_retry 1 it fails after the second NAK.
+ */
+static void rnr(struct buf *l, struct buf *r)
+{
+	struct ibv_sge sge = { va(l, 0), 300, l->mr->lkey };
+	struct ibv_sge rsge = { va(r, 0), 512, r->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 11, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	long long n0 = hw_counter(hb.name, "send_rnr_err"), n1;
+	struct ibv_wc wc;
+	int st = -1, stb = -1, n;
+
+	fill(l->p, 300, 9);
+	memset(r->p, 0, BUF_LEN);
+	if (!new_pair() && !ibv_post_send(qa, &wr, &bad)) {
+		usleep(50000);
+		/* Not completed while no receive is posted. */
+		n = ibv_poll_cq(ha.cq, 1, &wc);
+		if (!n && !post_recv_b(&rsge, 1)) {
+			st = wait_wc(ha.cq, &wc);
+			stb = wait_wc(hb.cq, &wc);
+		}
+	}
+	usleep(50000);
+	n1 = hw_counter(hb.name, "send_rnr_err");
+	tap(st == IBV_WC_SUCCESS && stb == IBV_WC_SUCCESS &&
+	    wc.byte_len == 300 && !memcmp(r->p, l->p, 300) && n1 > n0,
+	    "SEND before a receive is posted: RNR NAKs (%lld), delivered once posted: sender %s, receiver %s",
+	    n1 - n0, st < 0 ? "no completion" : ibv_wc_status_str(st),
+	    stb < 0 ? "no completion" : ibv_wc_status_str(stb));
+
+	rnr_retry = 1;
+	n0 = hw_counter(hb.name, "send_rnr_err");
+	st = -1;
+	if (!new_pair() && !ibv_post_send(qa, &wr, &bad))
+		st = wait_wc(ha.cq, &wc);
+	/* The core caches hw_counters for 10 ms. */
+	usleep(50000);
+	n1 = hw_counter(hb.name, "send_rnr_err");
+	rnr_retry = 7;
+	tap(st == IBV_WC_RNR_RETRY_EXC_ERR && n1 - n0 == 2,
+	    "rnr_retry 1 and no receive: %s after %lld RNR NAKs",
+	    st < 0 ? "no completion" : ibv_wc_status_str(st), n1 - n0);
+}
+
+/*
+ * A CQ that overflows: the completion is lost, the CQ raises
+ * IBV_EVENT_CQ_ERR, and the QP whose completion it was goes to the error
+ * state, as on hardware.  B's QP receives into a CQ of one more entry
+ * than it is given; A sends it that many SENDs plus one.
+ */
+static void cq_overrun(struct buf *l, struct buf *r)
+{
+	struct ibv_qp_init_attr ia = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_sge sge = { va(l, 0), 64, l->mr->lkey };
+	struct ibv_sge rsge = { va(r, 0), 64, r->mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 21, .sg_list = &rsge, .num_sge = 1 };
+	struct ibv_recv_wr *rbad;
+	struct ibv_qp_init_attr qi;
+	struct ibv_async_event ev;
+	struct ibv_qp_attr attr;
+	int i, n = 0, sent = 0, err = 0, cq_err = 0;
+	struct pollfd pfd;
+	struct ibv_cq *small;
+	struct ibv_wc wc;
+
+	drop_pair();
+	small = ibv_create_cq(hb.ctx, 1, NULL, NULL, 0);
+	if (small && small->cqe < 16) {
+		n = small->cqe + 1;
+		ia.send_cq = small;
+		ia.recv_cq = small;
+		qa = make_qp(&ha);
+		qb = ibv_create_qp(hb.pd, &ia);
+	}
+	if (!qa || !qb || connect_qp(qa, qb, hb.lid) ||
+	    connect_qp(qb, qa, ha.lid))
+		n = 0;
+	for (i = 0; i < n; i++)
+		if (ibv_post_recv(qb, &rwr, &rbad))
+			n = 0;
+	for (i = 0; i < n; i++)
+		sent += post_a(IBV_WR_SEND, &sge, 1, 0, 0, &wc) ==
+			IBV_WC_SUCCESS;
+	for (i = 0; n && i < 100 && !err; i++) {
+		err = !ibv_query_qp(qb, &attr, IBV_QP_STATE, &qi) &&
+		      attr.qp_state == IBV_QPS_ERR;
+		usleep(10000);
+	}
+	pfd.fd = hb.ctx->async_fd;
+	pfd.events = POLLIN;
+	while (n && !cq_err && poll(&pfd, 1, 2000) > 0 &&
+	       !ibv_get_async_event(hb.ctx, &ev)) {
+		cq_err = ev.event_type == IBV_EVENT_CQ_ERR &&
+			 ev.element.cq == small;
+		ibv_ack_async_event(&ev);
+	}
+	tap(n && sent == n && err && cq_err,
+	    "%d SENDs into a CQ of %d: all acknowledged, the receiver's QP %s, IBV_EVENT_CQ_ERR %s",
+	    n, n - 1, err ? "in error" : "not in error",
+	    cq_err ? "raised" : "missing");
+	drop_pair();
+	if (small)
+		ibv_destroy_cq(small);
+}
+
 int main(int argc, char **argv)
 {
 	struct buf la, la_ro, rb, rb_ro, rb_pd2, rb_gone, rb_nolw;
@@ -355,7 +492,7 @@ int main(int argc, char **argv)
 	printf("# keys: A lkey 0x%x, B rkeys 0x%x 0x%x 0x%x 0x%x\n",
 	       la.mr->lkey, rb.mr->rkey, rb_ro.mr->rkey, rb_pd2.mr->rkey,
 	       rb_gone.mr->rkey);
-	printf("1..11\n");
+	printf("1..14\n");
 
 	/* RDMA WRITE gathered from two SGEs, landing across a page. */
 	fill(la.p, BUF_LEN, 1);
@@ -460,7 +597,9 @@ int main(int argc, char **argv)
 	    stb < 0 ? "no completion" : ibv_wc_status_str(stb));
 
 	sq_slots(&la, &rb);
+	rnr(&la, &rb);
+	cq_overrun(&la, &rb);
 
 	drop_pair();
-	return tap_failed || tap_n != 11 ? 1 : 0;
+	return tap_failed || tap_n != 14 ? 1 : 0;
 }
