@@ -958,6 +958,21 @@ static bool rc_take_recv_locked(struct ibdevsim_qp *qp)
 }
 
 /*
+ * A message that needs a receive begins: take one into @qp->rc_rwqe.
+ * Returns AETH_ACK, or the syndrome of an RNR NAK when none is posted.
+ */
+static u8 rc_begin_recv_locked(struct ibdevsim_qp *qp)
+{
+	if (!rc_take_recv_locked(qp)) {
+		rc_count(qp, IBDEVSIM_RC_SENT_RNR_NAKS);
+		return AETH_RNR_NAK | (qp->min_rnr_timer & 31);
+	}
+	qp->rc_in_send = true;
+	qp->rc_rcv_off = 0;
+	return AETH_ACK;
+}
+
+/*
  * A packet of a SEND (or the last packet of a WRITE with immediate, with
  * @data false) lands in the receive taken at its first packet.  Returns the
  * syndrome to answer with; *@wc is to be posted when *@post.
@@ -970,14 +985,12 @@ static u8 rc_recv_send_locked(struct ibdevsim_qp *qp,
 	struct ibdevsim_seg dst[IBDEVSIM_MAX_SGE], from;
 	u32 len = data ? pkt->len : 0, room = 0, i;
 	struct ibdevsim_rwqe *rwqe;
+	u8 syn;
 
 	if (first) {
-		if (!rc_take_recv_locked(qp)) {
-			rc_count(qp, IBDEVSIM_RC_SENT_RNR_NAKS);
-			return AETH_RNR_NAK | (qp->min_rnr_timer & 31);
-		}
-		qp->rc_in_send = true;
-		qp->rc_rcv_off = 0;
+		syn = rc_begin_recv_locked(qp);
+		if (syn != AETH_ACK)
+			return syn;
 	}
 	rwqe = qp->rc_rwqe;
 	for (i = 0; i < rwqe->num_sge; i++)
@@ -1138,12 +1151,9 @@ static u8 rc_execute_locked(struct ibdevsim_qp *qp,
 		 * taken, and the error that follows flushes it.
 		 */
 		if (imm) {
-			if (!rc_take_recv_locked(qp)) {
-				rc_count(qp, IBDEVSIM_RC_SENT_RNR_NAKS);
-				return AETH_RNR_NAK | (qp->min_rnr_timer & 31);
-			}
-			qp->rc_in_send = true;
-			qp->rc_rcv_off = 0;
+			syn = rc_begin_recv_locked(qp);
+			if (syn != AETH_ACK)
+				return syn;
 		}
 		syn = rc_recv_write_locked(qp, pkt, first, last);
 		if (syn != AETH_ACK || !imm)

@@ -6,7 +6,7 @@
 # port 1 across the switch, in its default mode: memory registered by
 # FRWR (no "unsafe global rkey", MRs in rdma res).
 #   - 5% of the RC packets are dropped both ways on the initiator's cable
-#     (the fault knobs' class 8): fio writes 8 MiB and verifies it with
+#     (the fault knobs' class 8): fio writes 4 MiB and verifies it with
 #     crc32c without an error, and the ports' hw_counters show the
 #     transport sending again (sequence NAKs, local ACK timeouts);
 #   - then every RC packet is dropped: the initiator's QP sends again each
@@ -94,7 +94,7 @@ lossy() {
 	r0=$(both rc_retransmits) s0=$(both rcvd_seq_err)
 	ms_ibsim_knob 8 classes $cable && ms_ibsim_knob 50 drop $cable ||
 		return 1
-	ms_fio_verify $disk --size=8M --bs=64k --rw=randwrite --direct=1 \
+	ms_fio_verify $disk --size=4M --bs=64k --rw=randwrite --direct=1 \
 		>/tmp/fio.log 2>&1 || rc=1
 	ms_ibsim_knob 0 drop $cable
 	grep -E "err=|WRITE:|READ:" /tmp/fio.log
@@ -107,7 +107,7 @@ lossy() {
 	[ "$(both rc_retransmits)" -gt "$r0" ] &&
 		[ "$(both rcvd_seq_err)" -gt "$s0" ]
 }
-tap_here "5% of RC packets lost both ways: fio verify of 8 MiB without error, the transport sent again" \
+tap_here "5% of RC packets lost both ways: fio verify of 4 MiB without error, the transport sent again" \
 	lossy
 
 # The path's packet lifetime, from the SA's PathRecord: IB CM sets the
@@ -168,11 +168,11 @@ recovered() {
 	echo "remote port running again after $((SECONDS - t0)) s"
 	disk=$(ms_srp_disk | head -n 1)
 	[ -n "$disk" ] &&
-		ms_fio_verify $disk --size=8M --bs=64k --rw=randwrite --direct=1 \
+		ms_fio_verify $disk --size=4M --bs=64k --rw=randwrite --direct=1 \
 			--verify_only >/tmp/fio2.log 2>&1 ||
 		{ tail -n 20 /tmp/fio2.log; return 1; }
 }
-tap_here "knob back to 0: ib_srp reconnects, the 8 MiB fio wrote verify" \
+tap_here "knob back to 0: ib_srp reconnects, the 4 MiB fio wrote verify" \
 	recovered
 dmesg | grep -iE "reconnect" | tail -n 2 | sed 's/^/# /'
 
