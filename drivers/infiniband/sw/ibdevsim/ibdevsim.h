@@ -1004,6 +1004,16 @@ void ibdevsim_rc_qp_init(struct ibdevsim_qp *qp);
 void ibdevsim_rc_send_work(struct ibdevsim_qp *qp);
 void ibdevsim_rc_stop(struct ibdevsim_qp *qp);
 void ibdevsim_rc_recv(struct ibdevsim_qp *qp, const struct ibdevsim_pkt *pkt);
+#if IS_ENABLED(CONFIG_KUNIT)
+struct ibdevsim_swqe *ibdevsim_rc_next_locked(struct ibdevsim_qp *qp,
+					      u32 *psn, bool *again);
+u32 ibdevsim_rc_build_locked(struct ibdevsim_qp *qp, struct ibdevsim_swqe *s,
+			     u32 psn, struct ibdevsim_pkt *pkt,
+			     enum ib_wc_status *status);
+bool ibdevsim_rc_req_recv_locked(struct ibdevsim_qp *qp,
+				 const struct ibdevsim_pkt *pkt, bool *failed);
+bool ibdevsim_rc_expire_locked(struct ibdevsim_qp *qp);
+#endif
 extern const struct rdma_stat_desc ibdevsim_rc_stat_descs[IBDEVSIM_RC_NSTATS];
 void ibdevsim_qp_error(struct ibdevsim_qp *qp);
 void ibdevsim_qp_event(struct ibdevsim_qp *qp, int ev);

@@ -1065,6 +1065,306 @@ static void rc_timers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ibdevsim_rnr_timer_us(0x20 | 14), 1280);
 }
 
+/* A connected RC requester on port 1 of a one-port HCA, in RTS. */
+struct rc_fixture {
+	struct ibdevsim_node *node;
+	struct ibdevsim_hca *hca;
+	struct ibdevsim_qp *qp;
+	struct ib_pd pd;
+	u8 *buf;
+};
+
+static void rc_noop_work(struct work_struct *work)
+{
+}
+
+static void rc_fixture_exit(void *data)
+{
+	struct rc_fixture *f = data;
+	struct ibdevsim_swqe *s, *tmp;
+
+	timer_delete_sync(&f->qp->rc_timer);
+	cancel_work_sync(&f->qp->send_work);
+	list_splice_init(&f->qp->rc_inflight, &f->qp->rc_done);
+	list_splice_init(&f->qp->sendq, &f->qp->rc_done);
+	list_for_each_entry_safe(s, tmp, &f->qp->rc_done, list)
+		kfree(s);
+}
+
+static struct rc_fixture *rc_fixture_init(struct kunit *test, u32 psn)
+{
+	struct rc_fixture *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	struct ibdevsim_qp *qp;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->node = test_zalloc(test, struct_size(f->node, ports, 2));
+	f->hca = test_zalloc(test, sizeof(*f->hca));
+	f->qp = test_zalloc(test, sizeof(*f->qp));
+	f->buf = test_zalloc(test, 3 * 1024);
+	f->node->type = IBDEVSIM_NODE_HCA;
+	f->node->nports = 1;
+	f->node->hca = f->hca;
+	spin_lock_init(&f->node->lock);
+	ibdevsim_port_init(&f->node->ports[1], f->node, 1);
+	f->hca->node = f->node;
+	qp = f->qp;
+	qp->hca = f->hca;
+	qp->port = 1;
+	qp->ibqp.qp_type = IB_QPT_RC;
+	qp->ibqp.pd = &f->pd;
+	qp->ibqp.device = &f->hca->ibdev;
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	INIT_LIST_HEAD(&qp->sendq);
+	INIT_WORK(&qp->send_work, rc_noop_work);
+	ibdevsim_rc_qp_init(qp);
+	qp->mtu = 1024;
+	qp->state = IB_QPS_RTS;
+	/* The longest timers: nothing fires while the test runs. */
+	qp->timeout = 31;
+	qp->max_rd_atomic = 4;
+	qp->retry_cnt = 2;
+	qp->rc_retry_left = 2;
+	qp->rnr_retry = 1;
+	qp->rc_rnr_left = 1;
+	qp->rc_next_psn = psn;
+	qp->rc_tx_psn = psn;
+	qp->rc_una = psn;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rc_fixture_exit,
+							f), 0);
+	return f;
+}
+
+/* Post a signaled RC request of @len bytes of @f->buf from @off. */
+static void rc_post(struct kunit *test, struct rc_fixture *f,
+		    enum ib_wr_opcode op, u32 off, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)f->buf + off,
+		.length = len,
+		.lkey = IBDEVSIM_DMA_LKEY,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = op, .sg_list = &sge, .num_sge = 1 },
+		.remote_addr = 0x40000,
+		.rkey = 0x77,
+	};
+	struct ibdevsim_swqe *s = kzalloc(struct_size(s, sgl, 1), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	ibdevsim_rc_fill_swqe(s, &wr.wr);
+	s->byte_len = len;
+	s->signaled = true;
+	list_add_tail(&s->list, &f->qp->sendq);
+}
+
+/* What the send work would put on the wire next, or false. */
+static bool rc_tx(struct kunit *test, struct rc_fixture *f,
+		  struct ibdevsim_pkt *pkt)
+{
+	enum ib_wc_status st = IB_WC_SUCCESS;
+	struct ibdevsim_qp *qp = f->qp;
+	struct ibdevsim_swqe *s;
+	bool again;
+	u32 psn;
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->len = 1024;
+	spin_lock_irq(&qp->sq_lock);
+	s = ibdevsim_rc_next_locked(qp, &psn, &again);
+	if (s)
+		qp->rc_tx_psn = ibdevsim_rc_build_locked(qp, s, psn, pkt, &st);
+	spin_unlock_irq(&qp->sq_lock);
+	KUNIT_EXPECT_EQ(test, st, IB_WC_SUCCESS);
+	return s;
+}
+
+/* Hand the requester an ACK, NAK or READ response. */
+static bool rc_rx(struct rc_fixture *f, u8 opcode, u8 syndrome, u32 psn,
+		  const u8 *data, u32 len, bool *failed)
+{
+	struct ibdevsim_pkt *pkt = ibdevsim_pkt_alloc(len, GFP_KERNEL);
+	bool kick;
+
+	if (!pkt)
+		return false;
+	pkt->rc = true;
+	pkt->rch.opcode = opcode;
+	pkt->rch.syndrome = syndrome;
+	pkt->rch.psn = psn;
+	if (len)
+		memcpy(pkt->data, data, len);
+	spin_lock_irq(&f->qp->sq_lock);
+	kick = ibdevsim_rc_req_recv_locked(f->qp, pkt, failed);
+	spin_unlock_irq(&f->qp->sq_lock);
+	kfree(pkt);
+	return kick;
+}
+
+static u64 rc_stat(struct rc_fixture *f, enum ibdevsim_rc_stat st)
+{
+	return atomic64_read(&f->node->ports[1].rc_stats[st]);
+}
+
+static enum ib_wc_status rc_done_status(struct rc_fixture *f, int i)
+{
+	struct ibdevsim_swqe *s;
+
+	list_for_each_entry(s, &f->qp->rc_done, list)
+		if (!i--)
+			return s->status;
+	return -1;
+}
+
+/*
+ * The requester across the PSN wrap, path MTU 1024: a 2,500-byte SEND
+ * goes as FIRST, MIDDLE, LAST (AckReq on the last), a 2,048-byte READ as
+ * one request that takes two PSNs, an empty SEND as ONLY.  A partial ACK
+ * completes nothing; a READ response after a gap asks the READ again,
+ * once; the responses in order complete the SEND and the READ, in order,
+ * with the data in place; a sequence NAK sends again from its PSN; two
+ * RNR NAKs with rnr_retry 1 fail the last SEND and flush nothing else.
+ */
+static void rc_requester(struct kunit *test)
+{
+	struct rc_fixture *f = rc_fixture_init(test, 0xfffffe);
+	struct ibdevsim_pkt *pkt = test_zalloc(test, struct_size(pkt, data,
+								 1024));
+	static const struct {
+		u32 psn;
+		u8 opcode;
+		u32 len;
+		bool ack_req;
+	} want[] = {
+		{ 0xfffffe, IB_OPCODE_RC_SEND_FIRST, 1024, false },
+		{ 0xffffff, IB_OPCODE_RC_SEND_MIDDLE, 1024, false },
+		{ 0, IB_OPCODE_RC_SEND_LAST, 452, true },
+		{ 1, IB_OPCODE_RC_RDMA_READ_REQUEST, 0, false },
+		{ 3, IB_OPCODE_RC_SEND_ONLY, 0, true },
+	};
+	u8 *a = test_zalloc(test, 1024), *b = test_zalloc(test, 1024);
+	struct ibdevsim_qp *qp = f->qp;
+	bool failed = false;
+	int i;
+
+	for (i = 0; i < 2500; i++)
+		f->buf[i] = i % 253;
+	memset(a, 0xa5, 1024);
+	memset(b, 0x5a, 1024);
+	rc_post(test, f, IB_WR_SEND, 0, 2500);
+	rc_post(test, f, IB_WR_RDMA_READ, 1024, 2048);
+	rc_post(test, f, IB_WR_SEND, 0, 0);
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		KUNIT_ASSERT_TRUE(test, rc_tx(test, f, pkt));
+		KUNIT_EXPECT_EQ(test, pkt->rch.psn, want[i].psn);
+		KUNIT_EXPECT_EQ(test, pkt->rch.opcode, want[i].opcode);
+		KUNIT_EXPECT_EQ(test, pkt->len, want[i].len);
+		KUNIT_EXPECT_EQ(test, pkt->rch.ack_req, want[i].ack_req);
+	}
+	KUNIT_EXPECT_EQ(test, pkt->len, 0);
+	KUNIT_EXPECT_FALSE(test, rc_tx(test, f, pkt));
+	KUNIT_EXPECT_EQ(test, qp->rc_next_psn, 4);
+
+	/* ACK of the first two packets: the SEND is not done yet. */
+	rc_rx(f, IB_OPCODE_RC_ACKNOWLEDGE, 0x1f, 0xffffff, NULL, 0, &failed);
+	KUNIT_EXPECT_EQ(test, qp->rc_una, 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&qp->rc_done));
+
+	/* The READ's second response first: ask again from PSN 1, once. */
+	KUNIT_EXPECT_TRUE(test, rc_rx(f, IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST,
+				      0x1f, 2, b, 1024, &failed));
+	KUNIT_EXPECT_EQ(test, qp->rc_tx_psn, 1);
+	KUNIT_EXPECT_FALSE(test, rc_rx(f, IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST,
+				       0x1f, 2, b, 1024, &failed));
+	KUNIT_EXPECT_EQ(test, rc_stat(f, IBDEVSIM_RC_IMPLIED_NAKS), 1);
+	/* Sent again: the READ from its first response, then the SEND. */
+	KUNIT_ASSERT_TRUE(test, rc_tx(test, f, pkt));
+	KUNIT_EXPECT_EQ(test, pkt->rch.opcode, IB_OPCODE_RC_RDMA_READ_REQUEST);
+	KUNIT_EXPECT_EQ(test, pkt->rch.psn, 1);
+	KUNIT_EXPECT_EQ(test, pkt->rch.dma_len, 2048);
+	KUNIT_ASSERT_TRUE(test, rc_tx(test, f, pkt));
+	KUNIT_EXPECT_EQ(test, pkt->rch.psn, 3);
+	KUNIT_EXPECT_EQ(test, rc_stat(f, IBDEVSIM_RC_IMPLIED_NAKS), 1);
+
+	/* The responses in order: the SEND, then the READ, complete. */
+	rc_rx(f, IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST, 0x1f, 1, a, 1024,
+	      &failed);
+	KUNIT_EXPECT_EQ(test, rc_done_status(f, 0), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, rc_done_status(f, 1), -1);
+	rc_rx(f, IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST, 0x1f, 2, b, 1024,
+	      &failed);
+	KUNIT_EXPECT_EQ(test, rc_done_status(f, 1), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, memcmp(f->buf + 1024, a, 1024), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->buf + 2048, b, 1024), 0);
+	KUNIT_EXPECT_EQ(test, qp->rc_una, 3);
+	KUNIT_EXPECT_EQ(test, qp->rc_rd_out, 0);
+
+	/* A sequence NAK at 3: sent again from 3, a retry used. */
+	KUNIT_EXPECT_TRUE(test, rc_rx(f, IB_OPCODE_RC_ACKNOWLEDGE, 0x60, 3,
+				      NULL, 0, &failed));
+	KUNIT_EXPECT_EQ(test, qp->rc_tx_psn, 3);
+	KUNIT_EXPECT_EQ(test, qp->rc_retry_left, 1);
+	KUNIT_EXPECT_EQ(test, rc_stat(f, IBDEVSIM_RC_RCVD_SEQ_NAKS), 1);
+
+	/* RNR NAK: wait, nothing sent meanwhile; the second one fails it. */
+	rc_rx(f, IB_OPCODE_RC_ACKNOWLEDGE, 0x20, 3, NULL, 0, &failed);
+	KUNIT_EXPECT_TRUE(test, qp->rc_rnr_wait);
+	KUNIT_EXPECT_FALSE(test, rc_tx(test, f, pkt));
+	KUNIT_EXPECT_FALSE(test, failed);
+	rc_rx(f, IB_OPCODE_RC_ACKNOWLEDGE, 0x20, 3, NULL, 0, &failed);
+	KUNIT_EXPECT_TRUE(test, failed);
+	KUNIT_EXPECT_EQ(test, qp->state, IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, rc_done_status(f, 2), IB_WC_RNR_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(test, rc_done_status(f, 3), -1);
+	KUNIT_EXPECT_EQ(test, rc_stat(f, IBDEVSIM_RC_RCVD_RNR_NAKS), 2);
+	KUNIT_EXPECT_EQ(test, rc_stat(f, IBDEVSIM_RC_RNR_RETRY_EXC), 1);
+}
+
+/*
+ * Local ACK timeouts send again from the oldest unacknowledged PSN,
+ * retry_cnt times; the next fails the request with IB_WC_RETRY_EXC_ERR
+ * and flushes the one behind it.  Stale and future ACKs change nothing.
+ */
+static void rc_timeouts(struct kunit *test)
+{
+	struct rc_fixture *f = rc_fixture_init(test, 100);
+	struct ibdevsim_pkt *pkt = test_zalloc(test, struct_size(pkt, data,
+								 1024));
+	struct ibdevsim_qp *qp = f->qp;
+	bool failed = false;
+	int i;
+
+	rc_post(test, f, IB_WR_RDMA_WRITE, 0, 1500);
+	rc_post(test, f, IB_WR_SEND, 0, 10);
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_TRUE(test, rc_tx(test, f, pkt));
+	KUNIT_EXPECT_FALSE(test, rc_tx(test, f, pkt));
+	/* An ACK for a PSN not sent, and one behind the window. */
+	rc_rx(f, IB_OPCODE_RC_ACKNOWLEDGE, 0x1f, 103, NULL, 0, &failed);
+	rc_rx(f, IB_OPCODE_RC_ACKNOWLEDGE, 0x1f, 99, NULL, 0, &failed);
+	KUNIT_EXPECT_EQ(test, qp->rc_una, 100);
+	for (i = 0; i < 2; i++) {
+		spin_lock_irq(&qp->sq_lock);
+		KUNIT_EXPECT_TRUE(test, ibdevsim_rc_expire_locked(qp));
+		spin_unlock_irq(&qp->sq_lock);
+		KUNIT_EXPECT_EQ(test, qp->rc_tx_psn, 100);
+		/* The WRITE again, with its RETH. */
+		KUNIT_ASSERT_TRUE(test, rc_tx(test, f, pkt));
+		KUNIT_EXPECT_EQ(test, pkt->rch.opcode,
+				IB_OPCODE_RC_RDMA_WRITE_FIRST);
+		KUNIT_EXPECT_EQ(test, pkt->rch.dma_len, 1500);
+		KUNIT_EXPECT_EQ(test, pkt->rch.rkey, 0x77);
+	}
+	spin_lock_irq(&qp->sq_lock);
+	KUNIT_EXPECT_FALSE(test, ibdevsim_rc_expire_locked(qp));
+	spin_unlock_irq(&qp->sq_lock);
+	KUNIT_EXPECT_EQ(test, qp->state, IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, rc_done_status(f, 0), IB_WC_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(test, rc_done_status(f, 1), IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, rc_stat(f, IBDEVSIM_RC_ACK_TIMEOUTS), 3);
+	KUNIT_EXPECT_EQ(test, rc_stat(f, IBDEVSIM_RC_RETRY_EXC), 1);
+}
+
 static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
@@ -1087,6 +1387,8 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(rc_drop_counted),
 	KUNIT_CASE(rc_psn_and_packets),
 	KUNIT_CASE(rc_timers),
+	KUNIT_CASE(rc_requester),
+	KUNIT_CASE(rc_timeouts),
 	KUNIT_CASE(rc_not_replicated),
 	KUNIT_CASE(find_qp_pkeys),
 	{}

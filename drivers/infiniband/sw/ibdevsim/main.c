@@ -441,12 +441,20 @@ static int __init ibdevsim_init(void)
 {
 	int ret;
 
-	ibdevsim_wq = alloc_workqueue("ibdevsim", WQ_UNBOUND, 0);
+	/*
+	 * Both may be flushed from work that storage ULPs run on their own
+	 * WQ_MEM_RECLAIM workqueues (ib_srpt destroys a channel's QP there,
+	 * which flushes the ports' receive work and the QP's send work): a
+	 * device's completion path must not wait for memory reclaim.
+	 */
+	ibdevsim_wq = alloc_workqueue("ibdevsim", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				      0);
 	if (!ibdevsim_wq)
 		return -ENOMEM;
 	/* The ports' receive sides, as an HCA's interrupts: on any CPU. */
 	ibdevsim_rx_wq = alloc_workqueue("ibdevsim_rx",
-					 WQ_UNBOUND | WQ_HIGHPRI, 0);
+					 WQ_UNBOUND | WQ_HIGHPRI |
+					 WQ_MEM_RECLAIM, 0);
 	if (!ibdevsim_rx_wq) {
 		ret = -ENOMEM;
 		goto err_destroy_wq;

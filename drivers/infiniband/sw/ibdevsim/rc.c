@@ -31,6 +31,7 @@
  * user QPs must use registered MRs.
  */
 
+#include <kunit/visibility.h>
 #include <linux/slab.h>
 #include <rdma/ib_pack.h>
 
@@ -161,6 +162,7 @@ void ibdevsim_rc_fill_swqe(struct ibdevsim_swqe *swqe,
 	else
 		swqe->ex.imm_data = wr->ex.imm_data;
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rc_fill_swqe);
 
 /*
  * Check the requester's own buffers of @swqe, which a READ writes into;
@@ -336,6 +338,7 @@ void ibdevsim_rc_qp_init(struct ibdevsim_qp *qp)
 	timer_setup(&qp->rc_timer, rc_timer_fn, 0);
 	qp->mtu = IBDEVSIM_MTU;
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rc_qp_init);
 
 /**
  * ibdevsim_rc_stop() - stop a QP's RC timer and send work for good
@@ -517,8 +520,9 @@ static bool rc_read_resp_locked(struct ibdevsim_qp *qp,
  * An ACK, NAK or READ response reaches the requester.  Returns true when
  * the send work has something to do; *@failed when the QP went to error.
  */
-static bool rc_req_recv_locked(struct ibdevsim_qp *qp,
-			       const struct ibdevsim_pkt *pkt, bool *failed)
+VISIBLE_IF_KUNIT bool
+ibdevsim_rc_req_recv_locked(struct ibdevsim_qp *qp,
+			    const struct ibdevsim_pkt *pkt, bool *failed)
 {
 	const struct ibdevsim_rc_hdr *h = &pkt->rch;
 	struct ibdevsim_swqe *s;
@@ -586,6 +590,7 @@ static bool rc_req_recv_locked(struct ibdevsim_qp *qp,
 		return false;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rc_req_recv_locked);
 
 /*
  * Complete the requests on @rc_done, in order.  One context at a time
@@ -620,7 +625,7 @@ static void rc_reap(struct ibdevsim_qp *qp)
  * named; otherwise from the oldest unacknowledged PSN, while retries
  * last.  Returns false when the QP failed.
  */
-static bool rc_expire_locked(struct ibdevsim_qp *qp)
+VISIBLE_IF_KUNIT bool ibdevsim_rc_expire_locked(struct ibdevsim_qp *qp)
 {
 	struct ibdevsim_swqe *s = rc_oldest_locked(qp);
 
@@ -643,6 +648,7 @@ static bool rc_expire_locked(struct ibdevsim_qp *qp)
 	rc_arm_locked(qp);
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rc_expire_locked);
 
 static bool rc_is_local(const struct ibdevsim_swqe *s)
 {
@@ -685,8 +691,8 @@ static bool rc_local_locked(struct ibdevsim_qp *qp, struct ibdevsim_swqe *s)
  * first PSN of the oldest posted request if the window, the READ limit
  * and a fence let it go.  NULL when there is nothing to send now.
  */
-static struct ibdevsim_swqe *rc_next_locked(struct ibdevsim_qp *qp,
-					    u32 *psn, bool *again)
+VISIBLE_IF_KUNIT struct ibdevsim_swqe *
+ibdevsim_rc_next_locked(struct ibdevsim_qp *qp, u32 *psn, bool *again)
 {
 	u32 rd_max = max_t(u32, qp->max_rd_atomic, 1);
 	struct ibdevsim_swqe *s;
@@ -733,6 +739,7 @@ static struct ibdevsim_swqe *rc_next_locked(struct ibdevsim_qp *qp,
 	*again = false;
 	return s;
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rc_next_locked);
 
 /*
  * Fill @pkt (room for IBDEVSIM_MTU bytes) with the packet of request @s
@@ -741,9 +748,10 @@ static struct ibdevsim_swqe *rc_next_locked(struct ibdevsim_qp *qp,
  * request, after all its responses), or sets *@status when a buffer no
  * longer checks.
  */
-static u32 rc_build_locked(struct ibdevsim_qp *qp, struct ibdevsim_swqe *s,
-			   u32 psn, struct ibdevsim_pkt *pkt,
-			   enum ib_wc_status *status)
+VISIBLE_IF_KUNIT u32
+ibdevsim_rc_build_locked(struct ibdevsim_qp *qp, struct ibdevsim_swqe *s,
+			 u32 psn, struct ibdevsim_pkt *pkt,
+			 enum ib_wc_status *status)
 {
 	u32 idx = (psn - s->psn) & IBDEVSIM_PSN_MASK, off = idx * qp->mtu;
 	struct ibdevsim_rc_hdr *h = &pkt->rch;
@@ -793,6 +801,7 @@ static u32 rc_build_locked(struct ibdevsim_qp *qp, struct ibdevsim_swqe *s,
 	rcu_read_unlock();
 	return ibdevsim_psn_add(psn, 1);
 }
+EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rc_build_locked);
 
 /**
  * ibdevsim_rc_send_work() - the requester side of an RC QP's send work
@@ -822,19 +831,19 @@ void ibdevsim_rc_send_work(struct ibdevsim_qp *qp)
 		status = IB_WC_SUCCESS;
 		spin_lock_irqsave(&qp->sq_lock, flags);
 		if (qp->rc_expired && qp->state != IB_QPS_ERR)
-			failed = !rc_expire_locked(qp);
+			failed = !ibdevsim_rc_expire_locked(qp);
 		if (qp->state == IB_QPS_ERR) {
 			rc_flush_locked(qp);
 		} else if (pkt) {
-			s = rc_next_locked(qp, &psn, &again);
+			s = ibdevsim_rc_next_locked(qp, &psn, &again);
 			/* A registration that failed put the QP in error. */
 			failed = qp->state == IB_QPS_ERR;
 		} else if (!list_empty(&qp->rc_inflight)) {
 			rc_arm_locked(qp);	/* try again when it fires */
 		}
 		if (s) {
-			qp->rc_tx_psn = rc_build_locked(qp, s, psn, pkt,
-							&status);
+			qp->rc_tx_psn = ibdevsim_rc_build_locked(qp, s, psn,
+								 pkt, &status);
 			if (status != IB_WC_SUCCESS) {
 				rc_fail_locked(qp, s, status);
 				failed = true;
@@ -1277,7 +1286,7 @@ void ibdevsim_rc_recv(struct ibdevsim_qp *qp, const struct ibdevsim_pkt *pkt)
 	    (op >= IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST &&
 	     op <= IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY)) {
 		spin_lock_irqsave(&qp->sq_lock, flags);
-		kick = rc_req_recv_locked(qp, pkt, &failed);
+		kick = ibdevsim_rc_req_recv_locked(qp, pkt, &failed);
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		if (failed)
 			ibdevsim_qp_error(qp);

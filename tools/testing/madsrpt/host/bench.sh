@@ -79,6 +79,10 @@ all=(
 	"ibsim-mad-rr-16|ibsim-mad-rr 16"
 	"ibsim-sa-storm-256|ibsim-sa-storm 256"
 	"ibsim-sa-storm-1024|ibsim-sa-storm 1024"
+	"ibsim-srp-randread-4k|ibsim-srp randread 4k 32"
+	"ibsim-srp-randwrite-4k|ibsim-srp randwrite 4k 32"
+	"ibsim-srp-read-1m|ibsim-srp read 1m 4"
+	"ibsim-srp-write-1m|ibsim-srp write 1m 4"
 )
 
 figures=()

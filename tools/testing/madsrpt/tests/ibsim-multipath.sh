@@ -48,13 +48,15 @@ tap_check "ib_srpt target on ibdevsim1 port 1, a LUN, ACLs for both initiator po
 modprobe ib_srp never_register=1
 
 # login PORT: log in from ibdevsim0 port PORT with the line srp_daemon
-# prints; the new remote port goes to /tmp/rport-PORT.
+# prints; the new remote port goes to /tmp/rport-PORT.  tl_retry_count=2:
+# a pulled path's QPs fail after 3 local ACK timeouts (about 6 s) rather
+# than ib_srp's default 8 (17 s; ibsim-rc measures that one).
 login() {
 	local before p rport=
 
 	before=$(ms_srp_rports)
 	ms_srp_add_target srp-ibdevsim0-$1 \
-		"id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0" ||
+		"id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0,tl_retry_count=2" ||
 		return 1
 	for p in $(ms_srp_rports); do
 		grep -qx "$p" <<<"$before" || rport=$p

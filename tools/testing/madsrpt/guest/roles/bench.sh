@@ -307,23 +307,12 @@ bench_overload() {
 	bench_line "$name-queue-peak" "${v#*=}" queued
 }
 
-bench_srp() {
-	local rw=$1 bs=$2 depth=$3 cost=$4 lun=/tmp/bench.img port=5560 disk
-	local json c0 c1 ios rate
-
-	ms_srpt_loopback $addr >/dev/null
-	[ -n "$gid" ] || return 1
-	truncate -s $((256 << 20)) $lun
-	ms_srpt_target "$wwn" $lun $((256 << 20)) $port \
-		0x0000000000000000"${gid:16}" || return 1
-	modprobe ib_srp
-	ms_srp_add_target srp-$dev-1 \
-		"id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=64" ||
-		return 1
-	ms_wait 30 ms_srp_disk || return 1
-	disk=/dev/$(ms_srp_disk)
-	# Fill the LUN once so that reads move data the file really holds.
-	dd if=/dev/zero of="$disk" bs=1M count=256 oflag=direct 2>/dev/null
+# srp_fio NAME RW BS DEPTH DISK [cost]: fio on DISK for $secs seconds,
+# then the figure NAME in IOPS, NAME-cpu (busy time of the whole guest,
+# both ends and fio, per I/O) and NAME-ctxsw; with cost, the counts of
+# cost_stop instead, as NAME-cost-*.
+srp_fio() {
+	local name=$1 rw=$2 bs=$3 depth=$4 disk=$5 cost=$6 json c0 c1 ios rate
 
 	if [ -n "$cost" ]; then cost_start; else prof_start; fi
 	read -r x0 i0 < <(sys_counters)
@@ -342,24 +331,70 @@ d = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(d["total_ios"], d["iops"])' <<<"$json") || return 1
 	[ "$ios" -gt 0 ] || return 1
 	if [ -n "$cost" ]; then
-		# Named apart from the plain run's srp-$rw-$bs-ctxsw.
-		cost_stop "srp-$rw-$bs-cost" "$ios" IO || return 1
-		ms_srp_logout
+		# Named apart from the plain run's NAME-ctxsw.
+		cost_stop "$name-cost" "$ios" IO
 		return
 	fi
 	prof_stop "$ios" IO
 	awk -v n="$ios" -v i=$((i1 - i0)) \
 		'BEGIN { printf "# per I/O: %.2f interrupts\n", i / n }'
-	bench_line "srp-$rw-$bs" "${rate%.*}" IOPS
-	# Busy time of both ends (and fio) over the I/Os done.
-	bench_line "srp-$rw-$bs-cpu" \
+	bench_line "$name" "${rate%.*}" IOPS
+	bench_line "$name-cpu" \
 		"$(awk -v c=$((c1 - c0)) -v n="$ios" \
 			'BEGIN { printf "%.1f", c / n }')" us/IO
 	# Wake-ups per I/O: the slow boots of both kernels switch more often
 	# (see "Benchmarks" in testing.rst).
-	bench_line "srp-$rw-$bs-ctxsw" \
+	bench_line "$name-ctxsw" \
 		"$(awk -v x=$((x1 - x0)) -v n="$ios" \
 			'BEGIN { printf "%.2f", x / n }')" ctxsw/IO
+}
+
+bench_srp() {
+	local rw=$1 bs=$2 depth=$3 cost=$4 lun=/tmp/bench.img port=5560 disk
+
+	ms_srpt_loopback $addr >/dev/null
+	[ -n "$gid" ] || return 1
+	truncate -s $((256 << 20)) $lun
+	ms_srpt_target "$wwn" $lun $((256 << 20)) $port \
+		0x0000000000000000"${gid:16}" || return 1
+	modprobe ib_srp
+	ms_srp_add_target srp-$dev-1 \
+		"id_ext=$guid,ioc_guid=$guid,dest=$addr:$port,max_cmd_per_lun=64" ||
+		return 1
+	ms_wait 30 ms_srp_disk || return 1
+	disk=/dev/$(ms_srp_disk)
+	# Fill the LUN once so that reads move data the file really holds.
+	dd if=/dev/zero of="$disk" bs=1M count=256 oflag=direct 2>/dev/null
+	srp_fio "srp-$rw-$bs" "$rw" "$bs" "$depth" "$disk" "$cost" || return 1
+	ms_srp_logout
+}
+
+# bench_ibsim_srp RW BS DEPTH: SRP over InfiniBand on ibdevsim.  ib_srpt
+# serves a 256 MiB fileio LUN on ibdevsim1 port 1; ib_srp, in its default
+# mode (FRWR), logs in from ibdevsim0 port 1 over IB CM across the switch
+# with the path the SA gives; opensm then leaves, and fio runs.  The data
+# crosses the fabric as RC packets of the path MTU, acknowledged.
+bench_ibsim_srp() {
+	local rw=$1 bs=$2 depth=$3 lun=/tmp/bench.img disk
+	local g0=0002c90300001000 tgid=fe800000000000000002c90300002001
+
+	ms_ibsim_fabric >/dev/null || return 1
+	ms_ibsim_opensm
+	ms_wait 120 ms_ibsim_all_active || { echo "# ports not ACTIVE"; return 1; }
+	modprobe ib_srpt && modprobe target_core_file || return 1
+	truncate -s $((256 << 20)) $lun
+	ms_srpt_target 0x$tgid $lun $((256 << 20)) 0 \
+		0x00000000000000000002c90300001001 || return 1
+	modprobe ib_srp
+	ms_srp_add_target srp-ibdevsim0-1 \
+		"id_ext=$g0,ioc_guid=$g0,dgid=$tgid,pkey=ffff,service_id=$g0,max_cmd_per_lun=64" ||
+		return 1
+	ms_wait 60 ms_srp_disk || return 1
+	# shellcheck disable=SC2154 # set by ms_ibsim_opensm
+	kill "$ms_sm_pid" && wait "$ms_sm_pid" 2>/dev/null
+	disk=/dev/$(ms_srp_disk)
+	dd if=/dev/zero of="$disk" bs=1M count=256 oflag=direct 2>/dev/null
+	srp_fio "ibsim-srp-$rw-$bs" "$rw" "$bs" "$depth" "$disk" || return 1
 	ms_srp_logout
 }
 
@@ -649,5 +684,6 @@ ibsim-sweep) bench_ibsim_sweep "$@" ;;
 ibsim-kmad) bench_ibsim_kmad "$@" ;;
 ibsim-mad-rr) bench_ibsim_mad_rr "$@" ;;
 ibsim-sa-storm) bench_ibsim_sa_storm "$@" ;;
+ibsim-srp) bench_ibsim_srp "$@" ;;
 *) echo "# unknown figure $figure"; exit 2 ;;
 esac
