@@ -803,6 +803,23 @@ ibdevsim_rc_build_locked(struct ibdevsim_qp *qp, struct ibdevsim_swqe *s,
 }
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_rc_build_locked);
 
+/*
+ * Nothing for the send work to do: no error to flush, no timer to act
+ * on, nothing to send again, and no new request it may start (an RNR
+ * wait holds everything).  A request the window or a READ limit holds
+ * back is not looked at here: the work then finds that out itself.
+ */
+static bool rc_idle_locked(struct ibdevsim_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	if (qp->state == IB_QPS_ERR || qp->rc_expired)
+		return false;
+	if (qp->rc_rnr_wait)
+		return true;
+	return qp->rc_tx_psn == qp->rc_next_psn &&
+	       (list_empty(&qp->sendq) || qp->state != IB_QPS_RTS);
+}
+
 /**
  * ibdevsim_rc_send_work() - the requester side of an RC QP's send work
  * @qp: the QP
@@ -820,11 +837,17 @@ void ibdevsim_rc_send_work(struct ibdevsim_qp *qp)
 	enum ib_wc_status status;
 	struct ibdevsim_swqe *s;
 	struct ibdevsim_pkt *pkt;
-	bool failed, again = false;
+	bool failed, idle, again = false;
 	unsigned long flags;
 	u32 psn;
 
 	for (;;) {
+		/* Each ACK wakes this work: most often with nothing to send. */
+		spin_lock_irqsave(&qp->sq_lock, flags);
+		idle = rc_idle_locked(qp);
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		if (idle)
+			break;
 		pkt = ibdevsim_pkt_alloc(IBDEVSIM_MTU, GFP_KERNEL);
 		failed = false;
 		s = NULL;
