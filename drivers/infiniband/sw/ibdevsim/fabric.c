@@ -89,6 +89,7 @@ void ibdevsim_port_init(struct ibdevsim_port *port, struct ibdevsim_node *node,
 	spin_lock_init(&port->rx_lock);
 	INIT_LIST_HEAD(&port->rxq);
 	INIT_WORK(&port->rx_work, ibdevsim_rx_work);
+	INIT_DELAYED_WORK(&port->trap.work, ibdevsim_trap_work);
 	st->gid_prefix = IBDEVSIM_DEFAULT_GID_PREFIX;
 	st->state = IB_PORT_DOWN;
 	st->phys_state = IB_PORT_PHYS_STATE_POLLING;
@@ -356,6 +357,17 @@ static struct ibdevsim_port *ibdevsim_cable_xmit(struct ibdevsim_port *out,
 		ibdevsim_pkt_free(pkt);
 		return NULL;
 	}
+	/*
+	 * A link carries packets up to the smaller NeighborMTU of its two
+	 * ends; a longer one is discarded, as a switch port does.
+	 */
+	if (!pkt->vl15 && pkt->len > min(ibdevsim_port_mtu(out),
+					 ibdevsim_port_mtu(in))) {
+		out->cnt.xmit_discards++;
+		spin_unlock_irqrestore(&out->node->lock, flags);
+		ibdevsim_pkt_free(pkt);
+		return NULL;
+	}
 	if (ibdevsim_fault_apply_locked(out, pkt))
 		ibdevsim_count(&out->cnt, true, pkt);
 	else
@@ -419,6 +431,7 @@ ibdevsim_hca_find_qp(struct ibdevsim_port *in, const struct ibdevsim_pkt *pkt,
 						 pkt->pkey);
 	if (qp && *pkey_index < 0) {
 		in->st.pkey_violations++;
+		ibdevsim_sma_bad_pkey_locked(in, pkt);
 		qp = NULL;
 	} else if (qp && !pkt->rc && pkt->qkey != qp->qkey) {
 		in->st.qkey_violations++;
@@ -547,6 +560,7 @@ void ibdevsim_hca_rx_stop(struct ibdevsim_node *node)
 		list_splice_init(&port->rxq, &list);
 		spin_unlock_irq(&port->rx_lock);
 		cancel_work_sync(&port->rx_work);
+		cancel_delayed_work_sync(&port->trap.work);
 	}
 	list_for_each_entry_safe(pkt, tmp, &list, list) {
 		list_del(&pkt->list);

@@ -242,6 +242,27 @@ enum ibdevsim_rc_stat {
 };
 
 /**
+ * struct ibdevsim_trap - the trap an HCA port's SMA repeats until repressed
+ * @smp: the Trap SMP; its TID is what the SM's TrapRepress names
+ * @pending: made and not yet repressed (nor given up)
+ * @sent: copies sent so far
+ * @work: sends the next copy (on ibdevsim_wq)
+ *
+ * One trap at a time: while one is pending, a new Bad P_Key violation is
+ * counted without a trap of its own, and a LocalChanges trap replaces
+ * it.  @smp, @pending and @sent are protected by the node lock.
+ */
+/* Copies of a trap an HCA port sends before it gives up on the SM. */
+#define IBDEVSIM_TRAP_COPIES	16
+
+struct ibdevsim_trap {
+	struct ib_smp smp;
+	bool pending;
+	u8 sent;
+	struct delayed_work work;
+};
+
+/**
  * struct ibdevsim_port - one port of a node
  * @node: the node the port belongs to
  * @num: port number (0 is a switch's management port)
@@ -259,6 +280,7 @@ enum ibdevsim_rc_stat {
  * @sq_errors: send queues of the port's UD, GSI and SMI QPs that a failed
  *	       send stopped in SQE (debugfs, read only)
  * @rc_stats: the RC transport's counters (enum ibdevsim_rc_stat)
+ * @trap: an HCA port's trap to the SM, repeated until repressed
  * @rx_lock: protects @rxq and @rx_dead
  * @rxq: packets that reached an HCA port, waiting for @rx_work
  * @rx_dead: the HCA is gone: packets reaching the port are dropped
@@ -284,11 +306,28 @@ struct ibdevsim_port {
 	struct ibdevsim_qp *qp1;
 	u64 sq_errors;
 	atomic64_t rc_stats[IBDEVSIM_RC_NSTATS];
+	struct ibdevsim_trap trap;
 	spinlock_t rx_lock; /* rxq, rx_dead */
 	struct list_head rxq;
 	bool rx_dead;
 	struct work_struct rx_work;
 };
+
+/**
+ * ibdevsim_port_mtu() - the largest payload a port's link carries
+ * @port: the port
+ *
+ * Its NeighborMTU as the SM set it (4096 until it does).  Read without
+ * the node lock: a packet racing a change of MTU sees either value.
+ *
+ * Return: bytes.
+ */
+static inline u32 ibdevsim_port_mtu(const struct ibdevsim_port *port)
+{
+	int mtu = ib_mtu_enum_to_int(READ_ONCE(port->st.neighbor_mtu));
+
+	return mtu > 0 ? mtu : IBDEVSIM_MTU;
+}
 
 /**
  * struct ibdevsim_switch - the forwarding state of a switch node
@@ -882,6 +921,9 @@ enum {
 	IBDEVSIM_QP_EV_FATAL,		/* injected through debugfs */
 	IBDEVSIM_QP_EV_LAST_WQE,	/* an SRQ's QP went to error */
 	IBDEVSIM_QP_EV_CQ_OVERRUN,	/* a completion was lost: to error */
+	IBDEVSIM_QP_EV_REQ_ERR,		/* its responder took an invalid request */
+	IBDEVSIM_QP_EV_ACCESS_ERR,	/* its responder refused an R_Key */
+	IBDEVSIM_QP_EV_RESP_FATAL,	/* its responder failed otherwise */
 	IBDEVSIM_QP_EV_NUM,
 };
 
@@ -963,6 +1005,11 @@ int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,
 			 size_t *out_size, u16 *out_pkey_index);
 void ibdevsim_sma_trap144(struct ibdevsim_port *port);
 void ibdevsim_sma_trap128(struct ibdevsim_node *node);
+void ibdevsim_sma_bad_pkey_locked(struct ibdevsim_port *port,
+				  const struct ibdevsim_pkt *pkt);
+void ibdevsim_sma_trap_repressed_locked(struct ibdevsim_port *port,
+					const struct ib_smp *smp);
+void ibdevsim_trap_work(struct work_struct *work);
 struct ibdevsim_pkt *ibdevsim_switch_sma_locked(struct ibdevsim_port *in,
 						const struct ibdevsim_pkt *pkt);
 

@@ -924,6 +924,7 @@ static void rc_not_replicated(struct kunit *test)
 static void find_qp_pkeys(struct kunit *test)
 {
 	struct ibdevsim_pkt pkt = { .dlid = 7 };
+	struct ib_mad_notice_attr *ntc;
 	struct ibdevsim_qp *ud, *gsi, *qp;
 	struct ibdevsim_node *node;
 	struct ibdevsim_hca *hca;
@@ -955,13 +956,31 @@ static void find_qp_pkeys(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&hca->qps, 5, ud, GFP_KERNEL)),
 			0);
 
-	/* The port is in the default partition; the QP is not. */
+	/*
+	 * The port is in the default partition; the QP is not.  The port's
+	 * SMA makes a Trap 257 of the refusal.
+	 */
+	in->st.sm_lid = 1;
+	pkt.slid = 9;
+	pkt.sl = 2;
+	pkt.src_qpn = 0x33;
 	pkt.dest_qpn = 5;
 	pkt.qkey = ud->qkey;
 	pkt.pkey = 0xffff;
 	KUNIT_EXPECT_NULL(test, ibdevsim_hca_find_qp(in, &pkt, &idx));
 	KUNIT_EXPECT_EQ(test, in->st.pkey_violations, 1);
 	KUNIT_EXPECT_EQ(test, in->cnt.rcv_errors, 1);
+	ntc = (struct ib_mad_notice_attr *)in->trap.smp.data;
+	KUNIT_EXPECT_EQ(test, in->trap.smp.method, IB_MGMT_METHOD_TRAP);
+	KUNIT_EXPECT_EQ(test, ntc->generic_type, IB_NOTICE_TYPE_SECURITY);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(ntc->trap_num), 257);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(ntc->details.ntc_257_258.lid1), 9);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(ntc->details.ntc_257_258.lid2), 7);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(ntc->details.ntc_257_258.key),
+			0xffff);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(ntc->details.ntc_257_258.sl_qp1),
+			2U << 28 | 0x33);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(ntc->details.ntc_257_258.qp2), 5);
 	/* Its own partition, from a limited member: taken, at index 1. */
 	pkt.pkey = 0x0001;
 	qp = ibdevsim_hca_find_qp(in, &pkt, &idx);
@@ -987,7 +1006,42 @@ static void find_qp_pkeys(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, ibdevsim_hca_find_qp(in, &pkt, &idx));
 	KUNIT_EXPECT_EQ(test, in->st.pkey_violations, 2);
 	KUNIT_EXPECT_EQ(test, in->cnt.rcv_errors, 3);
+	/* The port is DOWN: the trap work gives up without sending. */
+	cancel_delayed_work_sync(&in->trap.work);
 	xa_destroy(&hca->qps);
+}
+
+/*
+ * A link carries packets up to the smaller NeighborMTU of its ends: with
+ * one end at 1024, a 2048-byte packet is discarded at the sending port
+ * and a 1024-byte one crosses.
+ */
+static void link_mtu(struct kunit *test)
+{
+	struct ibdevsim_node *a = fake_switch(test, 1);
+	struct ibdevsim_node *b = fake_switch(test, 1);
+	struct ibdevsim_pkt *pkt;
+
+	cable_active(&a->ports[1], &b->ports[1]);
+	b->ports[1].st.neighbor_mtu = IB_MTU_1024;
+	KUNIT_EXPECT_EQ(test, ibdevsim_port_mtu(&a->ports[1]), 4096);
+	KUNIT_EXPECT_EQ(test, ibdevsim_port_mtu(&b->ports[1]), 1024);
+	pkt = ibdevsim_pkt_alloc(2048, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pkt);
+	pkt->rc = true;
+	pkt->rch.opcode = IB_OPCODE_RC_SEND_ONLY;
+	pkt->dlid = 5;
+	walk_one(&a->ports[1], pkt);
+	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_discards, 1);
+	KUNIT_EXPECT_EQ(test, b->ports[1].cnt.rcv_pkts, 0);
+	pkt = ibdevsim_pkt_alloc(1024, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pkt);
+	pkt->rc = true;
+	pkt->rch.opcode = IB_OPCODE_RC_SEND_ONLY;
+	pkt->dlid = 5;
+	walk_one(&a->ports[1], pkt);
+	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_discards, 1);
+	KUNIT_EXPECT_EQ(test, b->ports[1].cnt.rcv_pkts, 1);
 }
 
 /*
@@ -1391,6 +1445,7 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(rc_timeouts),
 	KUNIT_CASE(rc_not_replicated),
 	KUNIT_CASE(find_qp_pkeys),
+	KUNIT_CASE(link_mtu),
 	{}
 };
 

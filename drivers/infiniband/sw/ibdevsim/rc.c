@@ -229,6 +229,9 @@ void ibdevsim_qp_event_work(struct work_struct *work)
 		[IBDEVSIM_QP_EV_COMM_EST] = IB_EVENT_COMM_EST,
 		[IBDEVSIM_QP_EV_FATAL] = IB_EVENT_QP_FATAL,
 		[IBDEVSIM_QP_EV_LAST_WQE] = IB_EVENT_QP_LAST_WQE_REACHED,
+		[IBDEVSIM_QP_EV_REQ_ERR] = IB_EVENT_QP_REQ_ERR,
+		[IBDEVSIM_QP_EV_ACCESS_ERR] = IB_EVENT_QP_ACCESS_ERR,
+		[IBDEVSIM_QP_EV_RESP_FATAL] = IB_EVENT_QP_FATAL,
 	};
 	struct ibdevsim_qp *qp = container_of(work, struct ibdevsim_qp,
 					      event_work);
@@ -1201,6 +1204,26 @@ static u8 rc_execute_locked(struct ibdevsim_qp *qp,
 }
 
 /*
+ * The responder of @qp refused a request with NAK @syn and goes to the
+ * error state.  Unless a receive completion with an error already said
+ * why (@told), the consumer hears it as hardware tells it, by an
+ * affiliated asynchronous event: QP_REQ_ERR for an invalid request,
+ * QP_ACCESS_ERR for an access violation, QP_FATAL for anything else.
+ */
+static void rc_resp_fail(struct ibdevsim_qp *qp, u8 syn, bool told)
+{
+	ibdevsim_qp_error(qp);
+	if (told)
+		return;
+	if (syn == AETH_NAK_INV_REQ)
+		ibdevsim_qp_event(qp, IBDEVSIM_QP_EV_REQ_ERR);
+	else if (syn == AETH_NAK_REM_ACCESS)
+		ibdevsim_qp_event(qp, IBDEVSIM_QP_EV_ACCESS_ERR);
+	else
+		ibdevsim_qp_event(qp, IBDEVSIM_QP_EV_RESP_FATAL);
+}
+
+/*
  * A request packet reaches the responder: classify its PSN, carry it out
  * if it is the one expected, and answer.
  */
@@ -1274,12 +1297,14 @@ static void rc_resp_recv(struct ibdevsim_qp *qp,
 		}
 		ibdevsim_cq_post(to_cq(qp->ibqp.recv_cq), &wc, h->se);
 	}
-	if (read)
-		rc_read_respond(qp, h);
+	if (read && !rc_read_respond(qp, h)) {
+		syn = AETH_NAK_REM_ACCESS;
+		fatal = true;
+	}
 	if (ack)
 		rc_send_ack(qp, syn, apsn);
 	if (fatal)
-		ibdevsim_qp_error(qp);
+		rc_resp_fail(qp, syn, post && wc.status != IB_WC_SUCCESS);
 }
 
 /**

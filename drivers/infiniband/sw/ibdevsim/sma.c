@@ -249,6 +249,9 @@ ibdevsim_sma_locked(struct ibdevsim_node *node, u8 in_port,
 	case IB_MGMT_METHOD_SET:
 		break;
 	case IB_MGMT_METHOD_TRAP_REPRESS:
+		if (!sw && in_port >= 1 && in_port <= node->nports)
+			ibdevsim_sma_trap_repressed_locked(&node->ports[in_port],
+							   in);
 		return IBDEVSIM_SMA_CONSUMED;
 	case IB_MGMT_METHOD_TRAP:
 	case IB_MGMT_METHOD_REPORT:
@@ -512,22 +515,13 @@ int ibdevsim_process_mad(struct ib_device *ibdev, int flags, u32 port_num,
 /* Transaction IDs of the traps the SMAs of all HCAs send. */
 static atomic_t ibdevsim_trap_tid = ATOMIC_INIT(0);
 
-/*
- * A generic notice (Trap) SMP with what every trap carries; the caller
- * fills in the issuer and the details.
- */
-static struct ibdevsim_pkt *ibdevsim_trap_alloc(u8 type, __be16 producer,
-						u16 trap_num)
+/* Fill in what every generic notice (Trap) SMP carries. */
+static void ibdevsim_trap_init(struct ib_smp *smp, u8 type, __be16 producer,
+			       u16 trap_num)
 {
-	struct ib_mad_notice_attr *ntc;
-	struct ibdevsim_pkt *pkt;
-	struct ib_smp *smp;
+	struct ib_mad_notice_attr *ntc = (void *)smp->data;
 
-	pkt = ibdevsim_pkt_alloc(sizeof(*smp), GFP_KERNEL);
-	if (!pkt)
-		return NULL;
-	smp = (struct ib_smp *)pkt->data;
-	ntc = (struct ib_mad_notice_attr *)smp->data;
+	memset(smp, 0, sizeof(*smp));
 	smp->base_version = IB_MGMT_BASE_VERSION;
 	smp->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
 	smp->class_version = 1;
@@ -538,9 +532,142 @@ static struct ibdevsim_pkt *ibdevsim_trap_alloc(u8 type, __be16 producer,
 	ntc->generic_type = type;
 	ntc->prod_type_lsb = producer;
 	ntc->trap_num = cpu_to_be16(trap_num);
-	pkt->vl15 = true;
-	pkt->pkey = IB_DEFAULT_PKEY_FULL;
-	return pkt;
+}
+
+/*
+ * How long an HCA port's SMA waits for the TrapRepress before it sends
+ * its trap again: 4.096 us << SubnetTimeOut (opensm's 18: 1.07 s), at
+ * least 10 ms and at most 8.6 s (SubnetTimeOut 21).
+ */
+static unsigned long ibdevsim_trap_interval(u8 subnet_timeout)
+{
+	u64 us = 4ULL << min_t(u8, subnet_timeout, 21);
+
+	return max(usecs_to_jiffies(us), msecs_to_jiffies(10));
+}
+
+/*
+ * Make @smp the port's pending trap and send its first copy now (the
+ * work does).  Node lock of @port held.
+ */
+static void ibdevsim_trap_arm_locked(struct ibdevsim_port *port)
+{
+	port->trap.pending = true;
+	port->trap.sent = 0;
+	mod_delayed_work(ibdevsim_wq, &port->trap.work, 0);
+}
+
+/**
+ * ibdevsim_trap_work() - send an HCA port's pending trap, or its next copy
+ * @work: &ibdevsim_trap.work of the port
+ *
+ * The trap goes LID-routed on VL15 to the SM the port knows now (MasterSMLID
+ * and MasterSMSL of its PortInfo), with the port's LID and M_Key, and the
+ * next copy is due after ibdevsim_trap_interval().  Copies stop when the
+ * SM represses the trap, when the port leaves ACTIVE or loses its SM, and
+ * after %IBDEVSIM_TRAP_COPIES copies (an SM that never answers is not
+ * flooded).  A copy carries the TID of the first: the SM knows it for a
+ * repeat.
+ *
+ * Context: process (ibdevsim_wq); takes the port's node lock.
+ */
+void ibdevsim_trap_work(struct work_struct *work)
+{
+	struct ibdevsim_port *port = container_of(to_delayed_work(work),
+						  struct ibdevsim_port,
+						  trap.work);
+	struct ib_mad_notice_attr *ntc;
+	unsigned long flags, delay = 0;
+	struct ibdevsim_pkt *pkt;
+	struct ib_smp *smp;
+	bool send;
+
+	pkt = ibdevsim_pkt_alloc(sizeof(*smp), GFP_KERNEL);
+	if (!pkt)
+		return;
+	smp = (struct ib_smp *)pkt->data;
+	ntc = (struct ib_mad_notice_attr *)smp->data;
+	spin_lock_irqsave(&port->node->lock, flags);
+	send = port->trap.pending && port->st.state == IB_PORT_ACTIVE &&
+	       port->st.lid && port->st.sm_lid &&
+	       port->trap.sent < IBDEVSIM_TRAP_COPIES;
+	if (send) {
+		memcpy(smp, &port->trap.smp, sizeof(*smp));
+		smp->mkey = cpu_to_be64(port->st.mkey);
+		ntc->issuer_lid = cpu_to_be16(port->st.lid);
+		pkt->slid = port->st.lid;
+		pkt->dlid = port->st.sm_lid;
+		pkt->sl = port->st.sm_sl;
+		pkt->vl15 = true;
+		pkt->pkey = IB_DEFAULT_PKEY_FULL;
+		port->trap.sent++;
+		delay = ibdevsim_trap_interval(port->st.subnet_timeout);
+	} else {
+		port->trap.pending = false;
+	}
+	spin_unlock_irqrestore(&port->node->lock, flags);
+	if (!send) {
+		kfree(pkt);
+		return;
+	}
+	ibdevsim_xmit(port, pkt);
+	queue_delayed_work(ibdevsim_wq, &port->trap.work, delay);
+}
+
+/**
+ * ibdevsim_sma_trap_repressed_locked() - the SM represses a trap
+ * @port: the HCA port the TrapRepress came in on
+ * @smp: the TrapRepress
+ *
+ * A TrapRepress with the TID of the port's pending trap ends its copies;
+ * any other is ignored.
+ *
+ * Context: the port's node lock held.
+ */
+void ibdevsim_sma_trap_repressed_locked(struct ibdevsim_port *port,
+					const struct ib_smp *smp)
+{
+	if (!port->trap.pending || smp->tid != port->trap.smp.tid)
+		return;
+	port->trap.pending = false;
+	cancel_delayed_work(&port->trap.work);
+}
+
+/**
+ * ibdevsim_sma_bad_pkey_locked() - raise Trap 257 (Bad P_Key)
+ * @port: the HCA port that refused @pkt for its P_Key
+ * @pkt: the packet (its P_KeyViolations count is the caller's)
+ *
+ * The port's SMA tells the SM which packet it refused: source and
+ * destination LID, the P_Key, SL and QPs, and the GIDs when it carried a
+ * GRH, in a security trap repeated until the SM represses it.  While a
+ * trap of the port is pending, further violations are only counted, as
+ * they are on a port whose SM is unknown.
+ *
+ * Context: the port's node lock held.
+ */
+void ibdevsim_sma_bad_pkey_locked(struct ibdevsim_port *port,
+				  const struct ibdevsim_pkt *pkt)
+{
+	struct ib_mad_notice_attr *ntc = (void *)port->trap.smp.data;
+
+	if (port->trap.pending || !port->st.sm_lid)
+		return;
+	ibdevsim_trap_init(&port->trap.smp, IB_NOTICE_TYPE_SECURITY,
+			   IB_NOTICE_PROD_CA, 257);
+	ntc->details.ntc_257_258.lid1 = cpu_to_be16(pkt->slid);
+	ntc->details.ntc_257_258.lid2 = cpu_to_be16(pkt->dlid);
+	ntc->details.ntc_257_258.key = cpu_to_be32(pkt->pkey);
+	ntc->details.ntc_257_258.sl_qp1 = cpu_to_be32((u32)pkt->sl << 28 |
+						      pkt->src_qpn);
+	ntc->details.ntc_257_258.qp2 = cpu_to_be32(pkt->dest_qpn);
+	if (pkt->has_grh) {
+		/* Bit 7 of the details' first byte: the GIDs are valid. */
+		ntc->details.ntc_257_258.reserved = cpu_to_be16(0x8000);
+		ntc->details.ntc_257_258.gid1 = pkt->grh.sgid;
+		ntc->details.ntc_257_258.gid2 = pkt->grh.dgid;
+	}
+	ibdevsim_trap_arm_locked(port);
 }
 
 /**
@@ -548,44 +675,50 @@ static struct ibdevsim_pkt *ibdevsim_trap_alloc(u8 type, __be16 producer,
  * @port: an HCA port whose CapabilityMask has just changed
  *
  * The port's SMA sends Trap 144 (LocalChangesTrap) with the new mask to
- * the SM, LID-routed on VL15, as an HCA does when a ULP sets a
- * capability bit (ib_srpt setting IsDeviceManagementSupported, say): the
- * SM then sweeps and the SA lists the capability, and subscribers to the
- * trap hear of it.  Only an ACTIVE port with an SM LID sends one; an SM
- * that has not yet brought the port up reads PortInfo when it does.  The
- * SM's TrapRepress is consumed by ibdevsim_sma_locked(); the trap is not
- * repeated.
+ * the SM, as an HCA does when a ULP sets a capability bit (ib_srpt setting
+ * IsDeviceManagementSupported, say): the SM then sweeps and the SA lists
+ * the capability, and subscribers to the trap hear of it.  It replaces a
+ * trap still pending and is repeated until the SM represses it.  Only an
+ * ACTIVE port with an SM LID sends one; an SM that has not yet brought
+ * the port up reads PortInfo when it does.
  *
  * Context: process context; takes the port's node lock.
  */
 void ibdevsim_sma_trap144(struct ibdevsim_port *port)
 {
-	struct ib_mad_notice_attr *ntc;
-	struct ibdevsim_pkt *pkt;
-	struct ib_smp *smp;
+	struct ib_mad_notice_attr *ntc = (void *)port->trap.smp.data;
 	unsigned long flags;
 
-	pkt = ibdevsim_trap_alloc(IB_NOTICE_TYPE_INFO, IB_NOTICE_PROD_CA, 144);
-	if (!pkt)
-		return;
-	smp = (struct ib_smp *)pkt->data;
-	ntc = (struct ib_mad_notice_attr *)smp->data;
 	spin_lock_irqsave(&port->node->lock, flags);
-	if (port->st.state != IB_PORT_ACTIVE || !port->st.lid ||
-	    !port->st.sm_lid) {
-		spin_unlock_irqrestore(&port->node->lock, flags);
-		kfree(pkt);
-		return;
+	if (port->st.state == IB_PORT_ACTIVE && port->st.lid &&
+	    port->st.sm_lid) {
+		ibdevsim_trap_init(&port->trap.smp, IB_NOTICE_TYPE_INFO,
+				   IB_NOTICE_PROD_CA, 144);
+		ntc->details.ntc_144.lid = cpu_to_be16(port->st.lid);
+		ntc->details.ntc_144.new_cap_mask =
+			cpu_to_be32(port->st.cap_mask);
+		ibdevsim_trap_arm_locked(port);
 	}
-	smp->mkey = cpu_to_be64(port->st.mkey);
-	ntc->issuer_lid = cpu_to_be16(port->st.lid);
-	ntc->details.ntc_144.lid = cpu_to_be16(port->st.lid);
-	ntc->details.ntc_144.new_cap_mask = cpu_to_be32(port->st.cap_mask);
-	pkt->slid = port->st.lid;
-	pkt->dlid = port->st.sm_lid;
-	pkt->sl = port->st.sm_sl;
 	spin_unlock_irqrestore(&port->node->lock, flags);
-	ibdevsim_xmit(port, pkt);
+}
+
+/*
+ * A generic notice (Trap) SMP in a packet, for a switch's trap; the
+ * caller fills in the issuer and the details.
+ */
+static struct ibdevsim_pkt *ibdevsim_trap_alloc(u8 type, __be16 producer,
+						u16 trap_num)
+{
+	struct ibdevsim_pkt *pkt;
+
+	pkt = ibdevsim_pkt_alloc(sizeof(struct ib_smp), GFP_KERNEL);
+	if (!pkt)
+		return NULL;
+	ibdevsim_trap_init((struct ib_smp *)pkt->data, type, producer,
+			   trap_num);
+	pkt->vl15 = true;
+	pkt->pkey = IB_DEFAULT_PKEY_FULL;
+	return pkt;
 }
 
 /**

@@ -82,8 +82,7 @@ static int ibdevsim_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->state = port->st.state;
 	attr->phys_state = port->st.phys_state;
 	attr->max_mtu = IB_MTU_4096;
-	attr->active_mtu = port->st.neighbor_mtu ? port->st.neighbor_mtu :
-						   IB_MTU_4096;
+	attr->active_mtu = ib_mtu_int_to_enum(ibdevsim_port_mtu(port));
 	attr->gid_tbl_len = IBDEVSIM_GID_TBL_LEN;
 	attr->port_cap_flags = port->st.cap_mask;
 	attr->max_msg_sz = 1U << 31;
@@ -868,6 +867,8 @@ void ibdevsim_mcast_recv(struct ibdevsim_port *in,
 	in->st.pkey_violations += pkey_bad;
 	if (pkey_bad)
 		in->cnt.rcv_errors++;
+	if (pkey_bad && !in->st.mcast_trap_suppress)
+		ibdevsim_sma_bad_pkey_locked(in, pkt);
 	spin_unlock_irqrestore(&in->node->lock, flags);
 }
 
@@ -1143,8 +1144,9 @@ static int ibdevsim_post_one_send(struct ibdevsim_qp *qp,
 			return -EINVAL;
 		for (i = 0; i < wr->num_sge; i++)
 			len += wr->sg_list[i].length;
+		/* A datagram fits in one packet of the port's active MTU. */
 		if (len > (qp->ibqp.qp_type == IB_QPT_SMI ? IB_MGMT_MAD_SIZE :
-							     IBDEVSIM_MTU))
+			   ibdevsim_port_mtu(&qp->hca->node->ports[qp->port])))
 			status = IB_WC_LOC_LEN_ERR;
 	}
 

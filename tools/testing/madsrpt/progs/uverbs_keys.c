@@ -64,6 +64,7 @@ static struct hca ha, hb;
 static struct ibv_qp *qa, *qb;
 /* The RNR retry count new_pair() gives the QPs (7: for ever). */
 static int rnr_retry = 7;
+static int dest_rd_atomic = 1;
 
 static int open_hca(struct hca *h, const char *name)
 {
@@ -140,7 +141,7 @@ static int connect_qp(struct ibv_qp *qp, struct ibv_qp *peer, uint16_t dlid)
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = peer->qp_num;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = dest_rd_atomic;
 	a.min_rnr_timer = 1;
 	a.ah_attr.dlid = dlid;
 	a.ah_attr.port_num = PORT;
@@ -256,12 +257,39 @@ static uint64_t va(const struct buf *b, size_t off)
 }
 
 /* An RDMA that must fail with @want at the requester, memory untouched. */
+/*
+ * Wait up to 2 s for asynchronous event @type on @qp of @h; other events
+ * are read and dropped on the way.
+ */
+static bool wait_qp_event(struct hca *h, struct ibv_qp *qp,
+			  enum ibv_event_type type)
+{
+	struct pollfd pfd = { .fd = h->ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	bool seen = false;
+
+	while (!seen && poll(&pfd, 1, 2000) > 0 &&
+	       !ibv_get_async_event(h->ctx, &ev)) {
+		seen = ev.event_type == type && ev.element.qp == qp;
+		ibv_ack_async_event(&ev);
+	}
+	return seen;
+}
+
+/*
+ * A request the responder refuses: the requester's completion has status
+ * @want, the responder's memory (@watch) is untouched, and the responder
+ * tells its owner with asynchronous event @ev on its QP, as hardware
+ * does (IBA 11.6.3.1: an access violation or an invalid request puts the
+ * responder's QP in error).
+ */
 static void bad_rdma(const char *what, enum ibv_wr_opcode op,
 		     struct buf *local, uint64_t raddr, uint32_t rkey,
-		     struct buf *watch, int want)
+		     struct buf *watch, int want, enum ibv_event_type ev)
 {
 	struct ibv_sge sge = { va(local, 0), 4096, local->mr->lkey };
 	struct ibv_wc wc;
+	bool told;
 	int st;
 
 	if (new_pair()) {
@@ -270,11 +298,13 @@ static void bad_rdma(const char *what, enum ibv_wr_opcode op,
 	}
 	fill(local->p, BUF_LEN, 3);
 	st = post_a(op, &sge, 1, raddr, rkey, &wc);
-	tap(st == want && (!watch || all_zero(watch->p, BUF_LEN)),
-	    "%s: %s (want %s)%s", what,
+	told = wait_qp_event(&hb, qb, ev);
+	tap(st == want && (!watch || all_zero(watch->p, BUF_LEN)) && told,
+	    "%s: %s (want %s)%s, responder's %s %s", what,
 	    st < 0 ? "no completion" : ibv_wc_status_str(st),
 	    ibv_wc_status_str(want),
-	    watch && !all_zero(watch->p, BUF_LEN) ? ", memory changed" : "");
+	    watch && !all_zero(watch->p, BUF_LEN) ? ", memory changed" : "",
+	    ibv_event_type_str(ev), told ? "raised" : "missing");
 }
 
 /*
@@ -492,7 +522,7 @@ int main(int argc, char **argv)
 	printf("# keys: A lkey 0x%x, B rkeys 0x%x 0x%x 0x%x 0x%x\n",
 	       la.mr->lkey, rb.mr->rkey, rb_ro.mr->rkey, rb_pd2.mr->rkey,
 	       rb_gone.mr->rkey);
-	printf("1..14\n");
+	printf("1..15\n");
 
 	/* RDMA WRITE gathered from two SGEs, landing across a page. */
 	fill(la.p, BUF_LEN, 1);
@@ -548,23 +578,29 @@ int main(int argc, char **argv)
 
 	bad_rdma("RDMA WRITE to an MR without remote write", IBV_WR_RDMA_WRITE,
 		 &la, va(&rb_ro, 0), rb_ro.mr->rkey, &rb_ro,
-		 IBV_WC_REM_ACCESS_ERR);
+		 IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
 	memset(rb.p, 0, BUF_LEN);
 	bad_rdma("RDMA READ running 100 bytes past the end of an MR",
 		 IBV_WR_RDMA_READ, &la, va(&rb, BUF_LEN - 3996), rb.mr->rkey,
-		 NULL, IBV_WC_REM_ACCESS_ERR);
+		 NULL, IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
 	bad_rdma("RDMA WRITE with the R_Key of another PD's MR",
 		 IBV_WR_RDMA_WRITE, &la, va(&rb_pd2, 0), rb_pd2.mr->rkey,
-		 &rb_pd2, IBV_WC_REM_ACCESS_ERR);
+		 &rb_pd2, IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
 	bad_rdma("RDMA WRITE with the kernel's DMA key as R_Key",
 		 IBV_WR_RDMA_WRITE, &la, va(&rb, 0), DMA_KEY, &rb,
-		 IBV_WC_REM_ACCESS_ERR);
+		 IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
 	gone_rkey = rb_gone.mr->rkey;
 	if (ibv_dereg_mr(rb_gone.mr))
 		fprintf(stderr, "ibv_dereg_mr failed\n");
 	bad_rdma("RDMA WRITE with a deregistered MR's R_Key", IBV_WR_RDMA_WRITE,
 		 &la, va(&rb_gone, 0), gone_rkey, &rb_gone,
-		 IBV_WC_REM_ACCESS_ERR);
+		 IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
+	/* A READ to a responder that takes none (max_dest_rd_atomic 0). */
+	dest_rd_atomic = 0;
+	bad_rdma("RDMA READ to a responder with max_dest_rd_atomic 0",
+		 IBV_WR_RDMA_READ, &la, va(&rb, 0), rb.mr->rkey, NULL,
+		 IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR);
+	dest_rd_atomic = 1;
 
 	/* Local keys: the DMA key is not a user's, a READ needs local write. */
 	sge[0] = (struct ibv_sge){ va(&la, 0), 64, DMA_KEY };
@@ -601,5 +637,5 @@ int main(int argc, char **argv)
 	cq_overrun(&la, &rb);
 
 	drop_pair();
-	return tap_failed || tap_n != 14 ? 1 : 0;
+	return tap_failed || tap_n != 15 ? 1 : 0;
 }

@@ -61,14 +61,14 @@ tap_check "ibv_devinfo: both HCAs, InfiniBand, every port ACTIVE" devinfo
 ibv_devinfo -d ibdevsim0 | sed -n '1,6p' | sed 's/^/# /'
 
 keys_rc=1
-keys_desc="uverbs_keys: RDMA and SEND between user MRs, bad keys refused, SQ slots, RNR NAKs, CQ overrun"
+keys_desc="uverbs_keys: RDMA and SEND between user MRs, bad keys and requests refused with their async events, SQ slots, RNR NAKs, CQ overrun"
 if ms_build_prog uverbs_keys; then
 	timeout 120 /tmp/uverbs_keys ibdevsim0 ibdevsim1 >/tmp/keys.out 2>&1
 	keys_rc=$?
 fi
 sed 's/^/# /' /tmp/keys.out 2>/dev/null
 if ms_tap_passed "$(cat /tmp/keys.out 2>/dev/null)" $keys_rc &&
-   [ "$ms_p" -eq 14 ]; then
+   [ "$ms_p" -eq 15 ]; then
 	tap_ok "$keys_desc"
 else
 	tap_fail "$keys_desc ($ms_p passed, $ms_f failed, exit $keys_rc)"
