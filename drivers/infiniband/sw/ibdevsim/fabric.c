@@ -661,6 +661,21 @@ static struct ibdevsim_port *ibdevsim_switch_local(struct ibdevsim_port *in,
 	if (!reply)
 		return NULL;
 	smp = (struct ib_smp *)reply->data;
+	if (reply->vl15 && smp->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
+	    reply->dlid != be16_to_cpu(IB_LID_PERMISSIVE)) {
+		/*
+		 * The SMP came LID-routed, and its answer goes back by LID:
+		 * to the switch that ended the directed part, or, when it
+		 * had no directed hops, straight to its requester (DrSLID),
+		 * the directed part over (C14-13:3).
+		 */
+		if (!smp->hop_cnt) {
+			smp->hop_ptr = 0;
+			reply->dlid = be16_to_cpu(smp->dr_slid);
+		}
+		return ibdevsim_switch_lid_route(&node->ports[0], reply,
+						 reply->dlid);
+	}
 	if (reply->vl15 && smp->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
 		if (ibdevsim_dr_switch_reply(smp, node->nports, &out) !=
 		    IBDEVSIM_DR_FORWARD) {
@@ -697,13 +712,30 @@ static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
 	}
 	if (pkt->vl15 && pkt->len >= IBDEVSIM_SMP_LEN &&
 	    smp->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		bool by_lid = dlid != be16_to_cpu(IB_LID_PERMISSIVE);
+
+		/* In a LID-routed part: switches on the way route by LID. */
+		if (by_lid && !ibdevsim_port_owns_lid(&node->ports[0], dlid))
+			return ibdevsim_switch_lid_route(in, pkt, dlid);
 		switch (ibdevsim_dr_switch_recv(smp, in->num, node->nports,
-						&out, &dlid)) {
+						by_lid, &out, &dlid)) {
 		case IBDEVSIM_DR_FORWARD:
+			/*
+			 * The directed part crosses with the permissive LIDs
+			 * in the LRH, so that an answer is sent directed.
+			 */
+			pkt->dlid = be16_to_cpu(IB_LID_PERMISSIVE);
+			pkt->slid = be16_to_cpu(IB_LID_PERMISSIVE);
 			return &node->ports[out];
 		case IBDEVSIM_DR_LOCAL:
 			return ibdevsim_switch_local(in, pktp);
 		case IBDEVSIM_DR_LID_ROUTE:
+			/*
+			 * A LID-routed part begins: the LRH names DrDLID (or
+			 * DrSLID) and this switch, which the far end answers.
+			 */
+			pkt->dlid = dlid;
+			pkt->slid = node->ports[0].st.lid;
 			return ibdevsim_switch_lid_route(in, pkt, dlid);
 		default:
 			in->cnt.vl15_dropped++;

@@ -1096,7 +1096,8 @@ enum ibdevsim_dr_action {
 
 enum ibdevsim_dr_action ibdevsim_dr_switch_recv(struct ib_smp *smp,
 						u8 in_port, u8 nports,
-						u8 *out_port, u16 *lid);
+						bool by_lid, u8 *out_port,
+						u16 *lid);
 enum ibdevsim_dr_action ibdevsim_dr_switch_reply(struct ib_smp *smp,
 						 u8 nports, u8 *out_port);
 int ibdevsim_lft_lookup(const u8 *lft, u32 cap, u16 top, u16 dlid,

@@ -38,7 +38,8 @@ static void dr_outbound_forwarded(struct kunit *test)
 	smp.initial_path[2] = 3;
 	smp.dr_slid = IB_LID_PERMISSIVE;
 	smp.dr_dlid = IB_LID_PERMISSIVE;
-	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 5, 8, &out, &lid),
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 5, 8, false, &out,
+						      &lid),
 			IBDEVSIM_DR_FORWARD);
 	KUNIT_EXPECT_EQ(test, out, 3);
 	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 2);
@@ -58,7 +59,8 @@ static void dr_ends_at_switch(struct kunit *test)
 	smp.initial_path[1] = 2;
 	smp.dr_slid = IB_LID_PERMISSIVE;
 	smp.dr_dlid = IB_LID_PERMISSIVE;
-	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 4, 8, &out, &lid),
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 4, 8, false, &out,
+						      &lid),
 			IBDEVSIM_DR_LOCAL);
 	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 2);
 	KUNIT_EXPECT_EQ(test, smp.return_path[1], 4);
@@ -82,7 +84,8 @@ static void dr_returning_and_bad(struct kunit *test)
 	smp.hop_ptr = 2;
 	smp.return_path[1] = 6;
 	smp.dr_slid = IB_LID_PERMISSIVE;
-	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 3, 8, &out, &lid),
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 3, 8, false, &out,
+						      &lid),
 			IBDEVSIM_DR_FORWARD);
 	KUNIT_EXPECT_EQ(test, out, 6);
 	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 1);
@@ -90,16 +93,81 @@ static void dr_returning_and_bad(struct kunit *test)
 	/* Outbound with the pointer still at 0: the sender broke C14-9. */
 	memset(&smp, 0, sizeof(smp));
 	smp.hop_cnt = 2;
-	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, &out, &lid),
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, false, &out,
+						      &lid),
 			IBDEVSIM_DR_DISCARD);
 	/* A next hop the switch lacks. */
 	smp.hop_ptr = 1;
 	smp.initial_path[2] = 9;
-	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, &out, &lid),
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, false, &out,
+						      &lid),
 			IBDEVSIM_DR_DISCARD);
 	/* A hop count beyond the path arrays. */
 	smp.hop_cnt = 64;
-	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, &out, &lid),
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, false, &out,
+						      &lid),
+			IBDEVSIM_DR_DISCARD);
+}
+
+/*
+ * The LID-routed parts of a DR SMP (IBA 14.2.2): a requester's SMP
+ * LID-routed to the switch starts its directed part there; at the end of
+ * the directed part it goes on by LID to DrDLID; the answer comes back
+ * LID-routed from there and starts back along the return path.
+ */
+static void dr_lid_parts(struct kunit *test)
+{
+	struct ib_smp smp = {};
+	u16 lid = 0;
+	u8 out = 0;
+
+	smp.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp.hop_cnt = 1;
+	smp.initial_path[1] = 3;
+	smp.dr_slid = cpu_to_be16(5);
+	smp.dr_dlid = IB_LID_PERMISSIVE;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 2, 8, true, &out,
+						      &lid),
+			IBDEVSIM_DR_FORWARD);
+	KUNIT_EXPECT_EQ(test, out, 3);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 1);
+	/* Not without a DrSLID to answer, nor when not addressed to us. */
+	smp.hop_ptr = 0;
+	smp.dr_slid = IB_LID_PERMISSIVE;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 2, 8, true, &out,
+						      &lid),
+			IBDEVSIM_DR_DISCARD);
+	smp.hop_ptr = 0;
+	smp.dr_slid = cpu_to_be16(5);
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 2, 8, false, &out,
+						      &lid),
+			IBDEVSIM_DR_DISCARD);
+
+	/* The end of the directed part, DrDLID set: on by LID. */
+	memset(&smp, 0, sizeof(smp));
+	smp.hop_cnt = 2;
+	smp.hop_ptr = 2;
+	smp.initial_path[2] = 6;
+	smp.dr_slid = IB_LID_PERMISSIVE;
+	smp.dr_dlid = cpu_to_be16(9);
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 6, 8, false, &out,
+						      &lid),
+			IBDEVSIM_DR_LID_ROUTE);
+	KUNIT_EXPECT_EQ(test, lid, 9);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 3);
+	KUNIT_EXPECT_EQ(test, smp.return_path[2], 6);
+
+	/* Its answer, LID-routed back here: back along the return path. */
+	smp.status = IB_SMP_DIRECTION;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, true, &out,
+						      &lid),
+			IBDEVSIM_DR_FORWARD);
+	KUNIT_EXPECT_EQ(test, out, 6);
+	KUNIT_EXPECT_EQ(test, smp.hop_ptr, 2);
+	/* The same pointer on a directed hop breaks C14-13. */
+	smp.hop_ptr = 3;
+	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 1, 8, false, &out,
+						      &lid),
 			IBDEVSIM_DR_DISCARD);
 }
 
@@ -1423,6 +1491,7 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
 	KUNIT_CASE(dr_returning_and_bad),
+	KUNIT_CASE(dr_lid_parts),
 	KUNIT_CASE(ud_slid),
 	KUNIT_CASE(lft_lookup),
 	KUNIT_CASE(portinfo_roundtrip),

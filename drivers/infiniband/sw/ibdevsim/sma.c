@@ -822,7 +822,13 @@ struct ibdevsim_pkt *ibdevsim_switch_sma_locked(struct ibdevsim_port *in,
 	reply->vl15 = pkt->vl15;
 	reply->sl = pkt->sl;
 	reply->slid = node->ports[0].st.lid;
-	reply->dlid = hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE ?
+	/*
+	 * A DR SMP's answer goes back along its return path, unless the
+	 * SMP came LID-routed (the end of a LID-routed part): then back to
+	 * whoever sent it that way.
+	 */
+	reply->dlid = hdr->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
+		      pkt->dlid == be16_to_cpu(IB_LID_PERMISSIVE) ?
 		      be16_to_cpu(IB_LID_PERMISSIVE) : pkt->slid;
 	reply->src_qpn = pkt->dest_qpn;
 	reply->dest_qpn = pkt->src_qpn;

@@ -25,6 +25,8 @@ static bool ibdevsim_path_port_ok(u8 port, u8 nports)
  * @smp: the SMP; its hop pointer and return path are updated
  * @in_port: the port it came in on
  * @nports: the switch's number of external ports
+ * @by_lid: it reached the switch LID-routed, addressed to one of its LIDs
+ *	    (the end of a LID-routed part), rather than to the permissive LID
  * @out_port: where to send it, for %IBDEVSIM_DR_FORWARD
  * @lid: the LID to route it to, for %IBDEVSIM_DR_LID_ROUTE
  *
@@ -36,11 +38,19 @@ static bool ibdevsim_path_port_ok(u8 port, u8 nports)
  * whose path ends here is discarded unless a LID-routed part follows
  * (DrSLID not permissive).
  *
+ * The LID-routed parts (IBA 14.2.2): an outbound SMP LID-routed to the
+ * switch from its requester (DrSLID) with the pointer at 0 starts its
+ * directed part here, as its requester would (C14-9:1); and a returning
+ * SMP LID-routed back here from the node at the end of its outbound
+ * LID-routed part (DrDLID), pointer at hop count + 1, starts back along
+ * the return path here (C14-13:1).
+ *
  * Return: what to do with the SMP.
  */
 enum ibdevsim_dr_action ibdevsim_dr_switch_recv(struct ib_smp *smp,
 						u8 in_port, u8 nports,
-						u8 *out_port, u16 *lid)
+						bool by_lid, u8 *out_port,
+						u16 *lid)
 {
 	u8 ptr = smp->hop_ptr;
 	u8 cnt = smp->hop_cnt;
@@ -49,7 +59,19 @@ enum ibdevsim_dr_action ibdevsim_dr_switch_recv(struct ib_smp *smp,
 		return IBDEVSIM_DR_DISCARD;
 
 	if (!ib_get_smp_direction(smp)) {
-		/* The hop before us must have moved the pointer on. */
+		/*
+		 * The directed part starts here, after a LID-routed part
+		 * from a requester that the answer can go back to.
+		 */
+		if (cnt && !ptr && by_lid &&
+		    smp->dr_slid != IB_LID_PERMISSIVE) {
+			smp->hop_ptr = 1;
+			if (!ibdevsim_path_port_ok(smp->initial_path[1], nports))
+				return IBDEVSIM_DR_DISCARD;
+			*out_port = smp->initial_path[1];
+			return IBDEVSIM_DR_FORWARD;
+		}
+		/* Otherwise the hop before us must have moved the pointer on. */
 		if (cnt && !ptr)
 			return IBDEVSIM_DR_DISCARD;
 		if (ptr < cnt) {
@@ -73,9 +95,19 @@ enum ibdevsim_dr_action ibdevsim_dr_switch_recv(struct ib_smp *smp,
 		return ptr == cnt + 1 ? IBDEVSIM_DR_LOCAL : IBDEVSIM_DR_DISCARD;
 	}
 
-	/* Returning: the sender must have moved the pointer back. */
-	if (cnt && ptr == cnt + 1)
-		return IBDEVSIM_DR_DISCARD;
+	/*
+	 * Returning: the sender must have moved the pointer back, unless
+	 * the answer came LID-routed from the end of the outbound path.
+	 */
+	if (cnt && ptr == cnt + 1) {
+		if (!by_lid)
+			return IBDEVSIM_DR_DISCARD;
+		smp->hop_ptr = cnt;
+		if (!ibdevsim_path_port_ok(smp->return_path[cnt], nports))
+			return IBDEVSIM_DR_DISCARD;
+		*out_port = smp->return_path[cnt];
+		return IBDEVSIM_DR_FORWARD;
+	}
 	if (ptr >= 2 && ptr <= cnt) {
 		smp->hop_ptr = --ptr;
 		if (!ibdevsim_path_port_ok(smp->return_path[ptr], nports))

@@ -3,14 +3,15 @@
 #
 # ibsim-fabric: ibdevsim's default fabric (two HCAs with two ports, one
 # 8-port switch, every HCA port cabled to it) brought up by opensm; then
-# ibstat, ibnetdiscover, smpquery (directed route and LID), ibroute,
+# ibstat, ibnetdiscover, smpquery (directed route, LID, and the two
+# combined: LID-routed to the switch, directed from there), ibroute,
 # saquery and perfquery against it.  Then 100 more switches: the sysfs
 # topology file stops at a page and says so, the debugfs one has it all.
 # timeout: 600
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 13
+tap_plan 14
 
 tap_check "ibdevsim loads, 2 HCAs, a switch, 4 cables" ms_ibsim_fabric
 ms_ibsim_opensm
@@ -38,6 +39,18 @@ swlid() { smpquery -C ibdevsim0 -P 1 -D portinfo 0,1 0 | sed -n 's/^Lid:\.*//p';
 sw=$(swlid)
 tap_check "ibroute on the switch (LID $sw) shows the LFT opensm wrote" \
 	sh -c "ibroute -C ibdevsim0 -P 1 $sw | tee /dev/stderr | grep -q '5 valid lids'"
+# smpquery -c: a DR SMP with a LID-routed part (DrSLID, IBA 14.2.2),
+# from ibdevsim0 port 2: LID-routed to the switch, then directed out of
+# its port 3 (ibdevsim1), or no directed hop at all (the switch itself);
+# each answer comes back directed to the switch, then by LID.
+combined() {
+	smpquery -C ibdevsim0 -P 2 -c nodeinfo "$sw,0,3" | tee /dev/stderr |
+		grep -q '^Guid:\.*0x0002c90300002000' &&
+	smpquery -C ibdevsim0 -P 2 -c nodeinfo "$sw,0" | tee /dev/stderr |
+		grep -q '^Guid:\.*0x0002c90300010000'
+}
+tap_check "smpquery -c: LID-routed to the switch, then directed (DR-LID)" \
+	combined
 sa_nodes() {
 	local out
 	out=$(saquery -C ibdevsim0 -P 2) || return 1
