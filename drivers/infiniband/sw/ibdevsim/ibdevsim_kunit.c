@@ -24,6 +24,18 @@
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
+/* A DR SMP of @cnt hops, its pointer at @ptr, with DrSLID and DrDLID. */
+static void dr_smp(struct ib_smp *smp, u8 cnt, u8 ptr, __be16 slid,
+		   __be16 dlid)
+{
+	memset(smp, 0, sizeof(*smp));
+	smp->mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	smp->hop_cnt = cnt;
+	smp->hop_ptr = ptr;
+	smp->dr_slid = slid;
+	smp->dr_dlid = dlid;
+}
+
 /* An SM on an HCA sent a 2-hop SMP: HCA port 1, then switch port 3. */
 static void dr_outbound_forwarded(struct kunit *test)
 {
@@ -31,13 +43,10 @@ static void dr_outbound_forwarded(struct kunit *test)
 	u16 lid = 0;
 	u8 out = 0;
 
-	smp.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	smp.hop_cnt = 2;
-	smp.hop_ptr = 1;		/* the HCA moved it past itself */
+	/* Pointer at 1: the HCA moved it past itself. */
+	dr_smp(&smp, 2, 1, IB_LID_PERMISSIVE, IB_LID_PERMISSIVE);
 	smp.initial_path[1] = 1;
 	smp.initial_path[2] = 3;
-	smp.dr_slid = IB_LID_PERMISSIVE;
-	smp.dr_dlid = IB_LID_PERMISSIVE;
 	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 5, 8, false, &out,
 						      &lid),
 			IBDEVSIM_DR_FORWARD);
@@ -53,12 +62,8 @@ static void dr_ends_at_switch(struct kunit *test)
 	u16 lid = 0;
 	u8 out = 0;
 
-	smp.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	smp.hop_cnt = 1;
-	smp.hop_ptr = 1;
+	dr_smp(&smp, 1, 1, IB_LID_PERMISSIVE, IB_LID_PERMISSIVE);
 	smp.initial_path[1] = 2;
-	smp.dr_slid = IB_LID_PERMISSIVE;
-	smp.dr_dlid = IB_LID_PERMISSIVE;
 	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 4, 8, false, &out,
 						      &lid),
 			IBDEVSIM_DR_LOCAL);
@@ -78,12 +83,9 @@ static void dr_returning_and_bad(struct kunit *test)
 	u16 lid = 0;
 	u8 out = 0;
 
-	smp.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	dr_smp(&smp, 2, 2, IB_LID_PERMISSIVE, 0);
 	smp.status = IB_SMP_DIRECTION;
-	smp.hop_cnt = 2;
-	smp.hop_ptr = 2;
 	smp.return_path[1] = 6;
-	smp.dr_slid = IB_LID_PERMISSIVE;
 	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 3, 8, false, &out,
 						      &lid),
 			IBDEVSIM_DR_FORWARD);
@@ -121,11 +123,8 @@ static void dr_lid_parts(struct kunit *test)
 	u16 lid = 0;
 	u8 out = 0;
 
-	smp.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	smp.hop_cnt = 1;
+	dr_smp(&smp, 1, 0, cpu_to_be16(5), IB_LID_PERMISSIVE);
 	smp.initial_path[1] = 3;
-	smp.dr_slid = cpu_to_be16(5);
-	smp.dr_dlid = IB_LID_PERMISSIVE;
 	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 2, 8, true, &out,
 						      &lid),
 			IBDEVSIM_DR_FORWARD);
@@ -144,12 +143,8 @@ static void dr_lid_parts(struct kunit *test)
 			IBDEVSIM_DR_DISCARD);
 
 	/* The end of the directed part, DrDLID set: on by LID. */
-	memset(&smp, 0, sizeof(smp));
-	smp.hop_cnt = 2;
-	smp.hop_ptr = 2;
+	dr_smp(&smp, 2, 2, IB_LID_PERMISSIVE, cpu_to_be16(9));
 	smp.initial_path[2] = 6;
-	smp.dr_slid = IB_LID_PERMISSIVE;
-	smp.dr_dlid = cpu_to_be16(9);
 	KUNIT_EXPECT_EQ(test, ibdevsim_dr_switch_recv(&smp, 6, 8, false, &out,
 						      &lid),
 			IBDEVSIM_DR_LID_ROUTE);
@@ -900,16 +895,22 @@ static struct ibdevsim_node *fake_switch(struct kunit *test, u8 nports)
 	return node;
 }
 
-/* An RC request packet (a SEND_ONLY). */
-static struct ibdevsim_pkt *rc_pkt(struct kunit *test, u16 dlid)
+/* An RC request packet (a SEND_ONLY) of @len payload bytes for @dlid. */
+static struct ibdevsim_pkt *rc_pkt_len(struct kunit *test, u16 dlid, u32 len)
 {
-	struct ibdevsim_pkt *pkt = ibdevsim_pkt_alloc(0, GFP_KERNEL);
+	struct ibdevsim_pkt *pkt = ibdevsim_pkt_alloc(len, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, pkt);
 	pkt->rc = true;
 	pkt->rch.opcode = IB_OPCODE_RC_SEND_ONLY;
 	pkt->dlid = dlid;
 	return pkt;
+}
+
+/* The same, with no payload. */
+static struct ibdevsim_pkt *rc_pkt(struct kunit *test, u16 dlid)
+{
+	return rc_pkt_len(test, dlid, 0);
 }
 
 static void walk_one(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
@@ -1088,26 +1089,15 @@ static void link_mtu(struct kunit *test)
 {
 	struct ibdevsim_node *a = fake_switch(test, 1);
 	struct ibdevsim_node *b = fake_switch(test, 1);
-	struct ibdevsim_pkt *pkt;
 
 	cable_active(&a->ports[1], &b->ports[1]);
 	b->ports[1].st.neighbor_mtu = IB_MTU_1024;
 	KUNIT_EXPECT_EQ(test, ibdevsim_port_mtu(&a->ports[1]), 4096);
 	KUNIT_EXPECT_EQ(test, ibdevsim_port_mtu(&b->ports[1]), 1024);
-	pkt = ibdevsim_pkt_alloc(2048, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, pkt);
-	pkt->rc = true;
-	pkt->rch.opcode = IB_OPCODE_RC_SEND_ONLY;
-	pkt->dlid = 5;
-	walk_one(&a->ports[1], pkt);
+	walk_one(&a->ports[1], rc_pkt_len(test, 5, 2048));
 	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_discards, 1);
 	KUNIT_EXPECT_EQ(test, b->ports[1].cnt.rcv_pkts, 0);
-	pkt = ibdevsim_pkt_alloc(1024, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, pkt);
-	pkt->rc = true;
-	pkt->rch.opcode = IB_OPCODE_RC_SEND_ONLY;
-	pkt->dlid = 5;
-	walk_one(&a->ports[1], pkt);
+	walk_one(&a->ports[1], rc_pkt_len(test, 5, 1024));
 	KUNIT_EXPECT_EQ(test, a->ports[1].cnt.xmit_discards, 1);
 	KUNIT_EXPECT_EQ(test, b->ports[1].cnt.rcv_pkts, 1);
 }

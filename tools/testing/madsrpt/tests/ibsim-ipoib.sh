@@ -86,33 +86,38 @@ tap_check "both ports joined the broadcast group $bcast through the SA" \
 	ms_wait 60 joined
 members | sed "s/^/# member of $bcast: /"
 
-# udp_echo: a datagram from "ini" to the target's address, answered
-# reversed by a listener here; resent every second until answered.
-udp_echo() {
+# echo_on SRC DST: a datagram from netns ini (bound to SRC) to DST here,
+# answered reversed by a listener on DST; resent every second until
+# answered, 20 times at most.
+echo_on() {
 	local srv rc
 
 	python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], 9999)); s.settimeout(30)
-d, a = s.recvfrom(100); s.sendto(d[::-1], a)' $tgt_ip &
+d, a = s.recvfrom(100); s.sendto(d[::-1], a)' "$2" &
 	srv=$!
 	sleep 1
 	ip netns exec ini python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
+s.bind((sys.argv[1], 0))
 for i in range(20):
-    s.sendto(b"ipoib-ping", (sys.argv[1], 9999))
+    s.sendto(b"ipoib-ping", (sys.argv[2], 9999))
     try:
         d, a = s.recvfrom(100)
     except socket.timeout:
         continue
     sys.exit(0 if d == b"ipoib-ping"[::-1] else 1)
-sys.exit(1)' $tgt_ip
+sys.exit(1)' "$1" "$2"
 	rc=$?
 	kill $srv 2>/dev/null
 	wait $srv 2>/dev/null
 	return $rc
+}
+udp_echo() {
+	echo_on $ini_ip $tgt_ip
 }
 tap_check "a UDP datagram crosses the fabric and its answer comes back" udp_echo
 
@@ -152,34 +157,6 @@ children() {
 tap_check "IPoIB children of blue (0x8002) and red (0x8003) on both sides" \
 	children
 
-# echo_on SRC DST: a datagram from netns ini (SRC) to DST here, answered.
-echo_on() {
-	local srv rc
-
-	python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 9999)); s.settimeout(20)
-d, a = s.recvfrom(100); s.sendto(d[::-1], a)' "$2" &
-	srv=$!
-	sleep 1
-	ip netns exec ini python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
-s.bind((sys.argv[1], 0))
-for i in range(15):
-    s.sendto(b"partition", (sys.argv[2], 9999))
-    try:
-        d, a = s.recvfrom(100)
-    except socket.timeout:
-        continue
-    sys.exit(0 if d == b"partition"[::-1] else 1)
-sys.exit(1)' "$1" "$2"
-	rc=$?
-	kill $srv 2>/dev/null
-	wait $srv 2>/dev/null
-	return $rc
-}
 both_partitions() {
 	echo_on 10.22.0.1 10.22.0.2 && echo_on 10.23.0.1 10.23.0.2
 }
