@@ -241,6 +241,9 @@ enum ibdevsim_rc_stat {
 	IBDEVSIM_RC_NSTATS,
 };
 
+/* Copies of a trap an HCA port sends before it gives up on the SM. */
+#define IBDEVSIM_TRAP_COPIES	16
+
 /**
  * struct ibdevsim_trap - the trap an HCA port's SMA repeats until repressed
  * @smp: the Trap SMP; its TID is what the SM's TrapRepress names
@@ -252,9 +255,6 @@ enum ibdevsim_rc_stat {
  * counted without a trap of its own, and a LocalChanges trap replaces
  * it.  @smp, @pending and @sent are protected by the node lock.
  */
-/* Copies of a trap an HCA port sends before it gives up on the SM. */
-#define IBDEVSIM_TRAP_COPIES	16
-
 struct ibdevsim_trap {
 	struct ib_smp smp;
 	bool pending;
