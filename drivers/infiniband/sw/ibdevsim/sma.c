@@ -583,8 +583,11 @@ void ibdevsim_trap_work(struct work_struct *work)
 	bool send;
 
 	pkt = ibdevsim_pkt_alloc(sizeof(*smp), GFP_KERNEL);
-	if (!pkt)
+	if (!pkt) {
+		/* The trap stays pending: try again in a second. */
+		queue_delayed_work(ibdevsim_wq, &port->trap.work, HZ);
 		return;
+	}
 	smp = (struct ib_smp *)pkt->data;
 	ntc = (struct ib_mad_notice_attr *)smp->data;
 	spin_lock_irqsave(&port->node->lock, flags);
