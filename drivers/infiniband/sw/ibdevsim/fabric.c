@@ -190,6 +190,56 @@ void ibdevsim_port_events(struct ibdevsim_port *port, u32 chg)
 	}
 }
 
+/**
+ * ibdevsim_port_train() - train a port's link up or down, for one end only
+ * @port: the port, at the end of a remote cable
+ * @up: the link is to be up (INIT) or down
+ *
+ * Nothing changes when the link already is as asked.  Raises the events
+ * of an HCA port and a switch's Trap 128, as a cable plugged or pulled
+ * does.
+ *
+ * Context: process or atomic, no node lock held.
+ */
+void ibdevsim_port_train(struct ibdevsim_port *port, bool up)
+{
+	unsigned long flags;
+	u32 chg = 0;
+
+	spin_lock_irqsave(&port->node->lock, flags);
+	if (up != (port->st.phys_state == IB_PORT_PHYS_STATE_LINK_UP))
+		chg = ibdevsim_port_link_locked(port, up);
+	spin_unlock_irqrestore(&port->node->lock, flags);
+	ibdevsim_port_events(port, chg);
+	if (chg & IBDEVSIM_CHG_STATE)
+		ibdevsim_sma_trap128(port->node);
+}
+
+/**
+ * ibdevsim_port_set_remote() - plug a remote cable into a port, or take it out
+ * @port: the port
+ * @r: the cable, or NULL to take it out (the port goes down)
+ *
+ * Context: ibdevsim_topo_mutex held; no node lock.
+ */
+void ibdevsim_port_set_remote(struct ibdevsim_port *port,
+			      struct ibdevsim_remote *r)
+{
+	unsigned long flags;
+	u32 chg = 0;
+
+	lockdep_assert_held(&ibdevsim_topo_mutex);
+	spin_lock_irqsave(&port->node->lock, flags);
+	port->remote = r;
+	port->pulled = false;
+	if (!r)
+		chg = ibdevsim_port_link_locked(port, false);
+	spin_unlock_irqrestore(&port->node->lock, flags);
+	ibdevsim_port_events(port, chg);
+	if (chg & IBDEVSIM_CHG_STATE)
+		ibdevsim_sma_trap128(port->node);
+}
+
 /*
  * Connect one end of a cable to @peer (NULL: disconnect it) and train its
  * link up or down; returns the IBDEVSIM_CHG_* bits for the events.  Each
@@ -243,7 +293,7 @@ int ibdevsim_cable_plug(struct ibdevsim_port *a, struct ibdevsim_port *b)
 	lockdep_assert_held(&ibdevsim_topo_mutex);
 	if (a == b || !a->num || !b->num)
 		return -EINVAL;
-	if (a->peer || b->peer)
+	if (a->peer || b->peer || a->remote || b->remote)
 		return -EBUSY;
 	chg_a = ibdevsim_cable_end(a, b, false, true);
 	chg_b = ibdevsim_cable_end(b, a, false, true);
@@ -257,9 +307,10 @@ int ibdevsim_cable_plug(struct ibdevsim_port *a, struct ibdevsim_port *b)
  *
  * Both ends go DOWN (PORT_ERR for an end that was ACTIVE).  A packet that
  * was crossing the cable may still arrive; a caller that frees a node
- * waits for an RCU grace period first.
+ * waits for an RCU grace period first.  A remote cable's far end goes
+ * down when it hears this end is gone.
  *
- * Context: ibdevsim_topo_mutex held.
+ * Context: ibdevsim_topo_mutex held; process.
  * Return: 0, or -ENOENT when the port has no cable.
  */
 int ibdevsim_cable_unplug(struct ibdevsim_port *port)
@@ -268,6 +319,8 @@ int ibdevsim_cable_unplug(struct ibdevsim_port *port)
 	u32 chg_a, chg_b;
 
 	lockdep_assert_held(&ibdevsim_topo_mutex);
+	if (port->remote)
+		return ibdevsim_remote_unplug(port);
 	if (!peer)
 		return -ENOENT;
 	chg_a = ibdevsim_cable_end(port, NULL, false, false);
@@ -283,7 +336,9 @@ int ibdevsim_cable_unplug(struct ibdevsim_port *port)
  *	PORT_ERR for an end that was ACTIVE)
  *
  * The cable stays known to the topology while it is pulled.  Asking for
- * the state the cable is in changes nothing.
+ * the state the cable is in changes nothing.  Pulling this end of a
+ * remote cable takes the far end's link down as well, as a real cable
+ * pulled out of one port does.
  *
  * Context: ibdevsim_topo_mutex held.
  * Return: 0, or -ENOENT when the port has no cable.
@@ -294,6 +349,10 @@ int ibdevsim_cable_set_link(struct ibdevsim_port *port, bool up)
 	u32 chg_a, chg_b;
 
 	lockdep_assert_held(&ibdevsim_topo_mutex);
+	if (port->remote && port->pulled != !up)
+		ibdevsim_remote_set_link(port, up);
+	if (port->remote)
+		return 0;
 	if (!peer)
 		return -ENOENT;
 	if (port->pulled == !up)
@@ -333,47 +392,53 @@ static void ibdevsim_count(struct ibdevsim_counters *cnt, bool xmit,
  * @pkt: the packet
  *
  * Subnet management packets (VL15) cross any trained link; other packets
- * need both ends ACTIVE.  Then the port's fault knobs have their say.  The
- * far end's state is read without its node's lock, as it was a moment
- * ago: the packet is on the wire.
+ * need both ends ACTIVE (at a remote cable, this end: the far end checks
+ * its own).  Then the port's fault knobs have their say.  The far end's
+ * state is read without its node's lock, as it was a moment ago: the
+ * packet is on the wire.  A packet for a remote cable is queued for it.
  *
  * Context: RCU read lock held; takes @out's node lock.
  * Return: the port at the other end, or NULL when the packet was dropped
- * (and freed) or delayed (and queued).
+ * (and freed), delayed (and queued) or handed to a remote cable.
  */
 static struct ibdevsim_port *ibdevsim_cable_xmit(struct ibdevsim_port *out,
 						 struct ibdevsim_pkt *pkt)
 {
+	struct ibdevsim_remote *remote;
 	struct ibdevsim_port *in;
 	unsigned long flags;
+	u32 mtu;
 
 	spin_lock_irqsave(&out->node->lock, flags);
 	in = out->peer;
-	if (!in || out->pulled ||
+	remote = out->remote;
+	if ((!in && !remote) || out->pulled ||
+	    (remote && out->st.phys_state != IB_PORT_PHYS_STATE_LINK_UP) ||
 	    (!pkt->vl15 && (out->st.state != IB_PORT_ACTIVE ||
-			    READ_ONCE(in->st.state) != IB_PORT_ACTIVE))) {
-		out->cnt.xmit_discards++;
-		spin_unlock_irqrestore(&out->node->lock, flags);
-		ibdevsim_pkt_free(pkt);
-		return NULL;
-	}
+			    (in && READ_ONCE(in->st.state) != IB_PORT_ACTIVE))))
+		goto discard;
 	/*
 	 * A link carries packets up to the smaller NeighborMTU of its two
 	 * ends; a longer one is discarded, as a switch port does.
 	 */
-	if (!pkt->vl15 && pkt->len > min(ibdevsim_port_mtu(out),
-					 ibdevsim_port_mtu(in))) {
-		out->cnt.xmit_discards++;
-		spin_unlock_irqrestore(&out->node->lock, flags);
-		ibdevsim_pkt_free(pkt);
-		return NULL;
-	}
-	if (ibdevsim_fault_apply_locked(out, pkt))
-		ibdevsim_count(&out->cnt, true, pkt);
-	else
+	mtu = in ? ibdevsim_port_mtu(in) : ibdevsim_remote_mtu(remote);
+	if (!pkt->vl15 && pkt->len > min(ibdevsim_port_mtu(out), mtu))
+		goto discard;
+	if (!ibdevsim_fault_apply_locked(out, pkt)) {
 		in = NULL;
+	} else {
+		ibdevsim_count(&out->cnt, true, pkt);
+		if (remote)
+			ibdevsim_remote_queue_locked(remote, pkt);
+	}
 	spin_unlock_irqrestore(&out->node->lock, flags);
 	return in;
+
+discard:
+	out->cnt.xmit_discards++;
+	spin_unlock_irqrestore(&out->node->lock, flags);
+	ibdevsim_pkt_free(pkt);
+	return NULL;
 }
 
 /* An RC request goes only to an RC QP, a datagram never does. */
@@ -751,30 +816,22 @@ static struct ibdevsim_port *ibdevsim_switch_recv(struct ibdevsim_port *in,
 	return ibdevsim_switch_lid_route(in, pkt, dlid);
 }
 
-/**
- * ibdevsim_walk() - a packet crosses the fabric from a port
- * @out: the port it leaves by (an HCA's, or any port for a packet coming
- *	 off the delay queue)
- * @pkt: the packet, which the fabric owns from now on
- *
- * The packet crosses @out's cable and is walked through the switches, each
- * under its own node lock, until it reaches an HCA port, whose receive
- * side takes it in its own context, or it is dropped or delayed.  A
- * multicast packet is copied at every switch for each member port of its
- * MLID, and every copy walked in turn.
- *
- * Context: RCU read lock held, no node lock; any context.
+/*
+ * Walk a packet through the fabric: across @out's cable, or, when @in is
+ * given, from its arrival at @in.  See ibdevsim_walk().
  */
-void ibdevsim_walk(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
+static void ibdevsim_walk_from(struct ibdevsim_port *out,
+			       struct ibdevsim_port *in,
+			       struct ibdevsim_pkt *pkt)
 {
 	struct ibdevsim_walk walk = { .queue = LIST_HEAD_INIT(walk.queue) };
-	struct ibdevsim_port *in;
 	unsigned long flags;
 
 	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "ibdevsim walk outside RCU");
 	for (;;) {
-		while (out) {
-			in = ibdevsim_cable_xmit(out, pkt);
+		while (in || out) {
+			if (!in)
+				in = ibdevsim_cable_xmit(out, pkt);
 			if (!in)
 				break;
 			if (in->node->type == IBDEVSIM_NODE_HCA) {
@@ -785,6 +842,7 @@ void ibdevsim_walk(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
 			spin_lock_irqsave(&in->node->lock, flags);
 			out = ibdevsim_switch_recv(in, &pkt, &walk);
 			spin_unlock_irqrestore(&in->node->lock, flags);
+			in = NULL;
 		}
 		pkt = list_first_entry_or_null(&walk.queue, struct ibdevsim_pkt,
 					       list);
@@ -792,9 +850,44 @@ void ibdevsim_walk(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
 			break;
 		list_del_init(&pkt->list);
 		out = pkt->via;
+		in = NULL;
 	}
 }
+
+/**
+ * ibdevsim_walk() - a packet crosses the fabric from a port
+ * @out: the port it leaves by (an HCA's, or any port for a packet coming
+ *	 off the delay queue)
+ * @pkt: the packet, which the fabric owns from now on
+ *
+ * The packet crosses @out's cable and is walked through the switches, each
+ * under its own node lock, until it reaches an HCA port, whose receive
+ * side takes it in its own context, or it is dropped or delayed, or
+ * leaves by a remote cable.  A multicast packet is copied at every switch
+ * for each member port of its MLID, and every copy walked in turn.
+ *
+ * Context: RCU read lock held, no node lock; any context.
+ */
+void ibdevsim_walk(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt)
+{
+	ibdevsim_walk_from(out, NULL, pkt);
+}
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_walk);
+
+/**
+ * ibdevsim_arrive() - a packet came in on a port over a remote cable
+ * @in: the port
+ * @pkt: the packet, which the fabric owns from now on
+ *
+ * An HCA port's receive side takes it; a switch forwards it (or its SMA
+ * answers), and the walk goes on from there as for any packet.
+ *
+ * Context: RCU read lock held, no node lock; any context.
+ */
+void ibdevsim_arrive(struct ibdevsim_port *in, struct ibdevsim_pkt *pkt)
+{
+	ibdevsim_walk_from(NULL, in, pkt);
+}
 
 /**
  * ibdevsim_xmit() - send a packet out of an HCA port

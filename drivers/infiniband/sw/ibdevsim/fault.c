@@ -240,7 +240,8 @@ static int ibdevsim_link_show(struct seq_file *m, void *v)
 	const char *s;
 
 	spin_lock_irqsave(&port->node->lock, flags);
-	s = !port->peer ? "none" : port->pulled ? "down" : "up";
+	s = !port->peer && !port->remote ? "none" :
+	    port->pulled ? "down" : "up";
 	spin_unlock_irqrestore(&port->node->lock, flags);
 	seq_printf(m, "%s\n", s);
 	return 0;

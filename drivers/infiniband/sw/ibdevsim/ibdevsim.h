@@ -222,6 +222,7 @@ struct ibdevsim_faults {
 
 struct ibdevsim_node;
 struct ibdevsim_qp;
+struct ibdevsim_remote;
 
 /*
  * What the RC transport counts per port, shown as the port's hw_counters
@@ -267,6 +268,8 @@ struct ibdevsim_trap {
  * @node: the node the port belongs to
  * @num: port number (0 is a switch's management port)
  * @peer: the port at the other end of the cable, or NULL
+ * @remote: the cable to another kernel plugged into the port, or NULL
+ *	    (never both @peer and @remote)
  * @pulled: the cable is pulled out (debugfs "link"): both ends are down but
  *	    the cable is remembered, to be plugged back
  * @faults: fault knobs for the packets leaving the port through its cable
@@ -287,14 +290,16 @@ struct ibdevsim_trap {
  * @rx_work: hands the packets of @rxq to the port's QPs, as the receive
  *	     side of an HCA port does, in its own context
  *
- * @peer and @pulled change under ibdevsim_topo_mutex and the node lock of
- * their port (each end's in turn), so either lock is enough to read them.
+ * @peer, @remote and @pulled change under ibdevsim_topo_mutex and the node
+ * lock of their port (each end's in turn), so either lock is enough to
+ * read them.
  * Everything else but the receive queue is protected by the node lock.
  */
 struct ibdevsim_port {
 	struct ibdevsim_node *node;
 	u8 num;
 	struct ibdevsim_port *peer;
+	struct ibdevsim_remote *remote;
 	bool pulled;
 	struct ibdevsim_faults faults;
 	struct ibdevsim_port_state st;
@@ -554,6 +559,9 @@ struct ibdevsim_pkt {
 	u32 len;
 	u8 data[] __counted_by(len);
 };
+
+/* An RC packet off a remote cable: BTH names no source QP. */
+#define IBDEVSIM_QPN_UNKNOWN		U32_MAX
 
 /* Verbs objects. */
 
@@ -951,12 +959,71 @@ int ibdevsim_cable_unplug(struct ibdevsim_port *port);
 int ibdevsim_cable_set_link(struct ibdevsim_port *port, bool up);
 void ibdevsim_xmit(struct ibdevsim_port *port, struct ibdevsim_pkt *pkt);
 void ibdevsim_walk(struct ibdevsim_port *out, struct ibdevsim_pkt *pkt);
+void ibdevsim_arrive(struct ibdevsim_port *in, struct ibdevsim_pkt *pkt);
+void ibdevsim_port_train(struct ibdevsim_port *port, bool up);
+void ibdevsim_port_set_remote(struct ibdevsim_port *port,
+			      struct ibdevsim_remote *r);
 struct ibdevsim_pkt *ibdevsim_pkt_alloc(u32 len, gfp_t gfp);
 void ibdevsim_pkt_free(struct ibdevsim_pkt *pkt);
 void ibdevsim_hca_rx_flush(struct ibdevsim_node *node);
 void ibdevsim_hca_rx_stop(struct ibdevsim_node *node);
 void ibdevsim_port_events(struct ibdevsim_port *port, u32 changes);
 u32 ibdevsim_port_set_state_locked(struct ibdevsim_port *port, u8 state);
+
+/* packet.c: packets as bytes on a link (KUnit tested) */
+
+/**
+ * enum ibdevsim_rx_err - why a packet off a link was refused
+ * @IBDEVSIM_RXERR_NONE: it was not
+ * @IBDEVSIM_RXERR_SHORT: shorter than the headers it must have
+ * @IBDEVSIM_RXERR_LEN: its length is not LRH.PktLen's, or its payload
+ *			is longer than 4096 bytes
+ * @IBDEVSIM_RXERR_VCRC: bad VCRC
+ * @IBDEVSIM_RXERR_LVER: LRH.LVer is not 0
+ * @IBDEVSIM_RXERR_LNH: a raw packet, or a reserved LNH
+ * @IBDEVSIM_RXERR_GRH: GRH.IPVer is not 6 or GRH.NxtHdr not IBA (0x1B)
+ * @IBDEVSIM_RXERR_TVER: BTH.TVer is not 0
+ * @IBDEVSIM_RXERR_ICRC: bad ICRC
+ * @IBDEVSIM_RXERR_OPCODE: an opcode ibdevsim does not carry
+ * @IBDEVSIM_RXERR_PAD: headers and pad longer than the packet, or a
+ *			payload where the opcode has none
+ * @IBDEVSIM_RXERR_VL: a QP0 packet not on VL15, or a VL15 packet for
+ *		       another QP
+ * @IBDEVSIM_RXERR_NUM: the number of reasons
+ */
+enum ibdevsim_rx_err {
+	IBDEVSIM_RXERR_NONE,
+	IBDEVSIM_RXERR_SHORT,
+	IBDEVSIM_RXERR_LEN,
+	IBDEVSIM_RXERR_VCRC,
+	IBDEVSIM_RXERR_LVER,
+	IBDEVSIM_RXERR_LNH,
+	IBDEVSIM_RXERR_GRH,
+	IBDEVSIM_RXERR_TVER,
+	IBDEVSIM_RXERR_ICRC,
+	IBDEVSIM_RXERR_OPCODE,
+	IBDEVSIM_RXERR_PAD,
+	IBDEVSIM_RXERR_VL,
+	IBDEVSIM_RXERR_NUM,
+};
+
+u16 ibdevsim_vcrc(const u8 *buf, u32 len);
+u32 ibdevsim_icrc(const u8 *buf, u32 len);
+u32 ibdevsim_pkt_wire_len(const struct ibdevsim_pkt *pkt);
+u32 ibdevsim_pkt_encode(const struct ibdevsim_pkt *pkt, u8 *buf);
+struct ibdevsim_pkt *ibdevsim_pkt_decode(const u8 *buf, u32 len, gfp_t gfp,
+					 enum ibdevsim_rx_err *err);
+
+/* remote.c: cables to a port in another kernel, over UDP */
+int ibdevsim_remote_plug(struct ibdevsim_port *port, u16 lport, __be32 addr,
+			 u16 rport);
+int ibdevsim_remote_unplug(struct ibdevsim_port *port);
+void ibdevsim_remote_set_link(struct ibdevsim_port *port, bool up);
+u32 ibdevsim_remote_mtu(struct ibdevsim_remote *r);
+void ibdevsim_remote_queue_locked(struct ibdevsim_remote *r,
+				  struct ibdevsim_pkt *pkt);
+void ibdevsim_remote_describe(struct ibdevsim_remote *r, u32 id, u32 num,
+			      char *line, size_t size);
 
 /* fault.c: fault knobs in debugfs and the queue of delayed packets */
 extern struct dentry *ibdevsim_debugfs;

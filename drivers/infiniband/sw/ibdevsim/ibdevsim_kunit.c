@@ -11,13 +11,16 @@
  * completions are polled, and a QP's completions cleaned out in order;
  * and of the packet path (fabric.c): an RC request dropped anywhere in
  * the fabric ends its requester's wait, counted where it was dropped,
- * and a port finds the QP a packet names with its P_Key and Q_Key checks.
+ * and a port finds the QP a packet names with its P_Key and Q_Key checks;
+ * and of packets as bytes (packet.c): layout, CRCs, and what a port
+ * refuses and why.
  */
 
 #include <kunit/test.h>
 #include <kunit/visibility.h>
 #include <linux/module.h>
 
+#include <linux/unaligned.h>
 #include <rdma/ib_pack.h>
 
 #include "ibdevsim.h"
@@ -1477,6 +1480,322 @@ static void rc_timeouts(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rc_stat(f, IBDEVSIM_RC_RETRY_EXC), 1);
 }
 
+/* Recompute a packet's ICRC and VCRC after a test changed it. */
+static void pkt_fix_crcs(u8 *buf, u32 len)
+{
+	put_unaligned_le32(ibdevsim_icrc(buf, len - 6), buf + len - 6);
+	put_unaligned_le16(ibdevsim_vcrc(buf, len - 2), buf + len - 2);
+}
+
+/* Decode @buf, which must be refused for @want. */
+static void pkt_refused(struct kunit *test, u8 *buf, u32 len,
+			enum ibdevsim_rx_err want)
+{
+	enum ibdevsim_rx_err err;
+	struct ibdevsim_pkt *pkt;
+
+	pkt = ibdevsim_pkt_decode(buf, len, GFP_KERNEL, &err);
+	KUNIT_EXPECT_NULL(test, pkt);
+	KUNIT_EXPECT_EQ(test, err, want);
+	ibdevsim_pkt_free(pkt);
+}
+
+/* A LID-routed NodeInfo Get SMP from LID 1 to LID 2. */
+static struct ibdevsim_pkt *pkt_smp(struct kunit *test)
+{
+	struct ibdevsim_pkt *pkt = ibdevsim_pkt_alloc(IBDEVSIM_SMP_LEN,
+						      GFP_KERNEL);
+	struct ib_smp *smp;
+
+	KUNIT_ASSERT_NOT_NULL(test, pkt);
+	smp = (struct ib_smp *)pkt->data;
+	smp->base_version = 1;
+	smp->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	smp->class_version = 1;
+	smp->method = IB_MGMT_METHOD_GET;
+	smp->tid = cpu_to_be64(0x1234);
+	smp->attr_id = IB_SMP_ATTR_NODE_INFO;
+	pkt->vl15 = true;
+	pkt->slid = 1;
+	pkt->dlid = 2;
+	pkt->pkey = IB_DEFAULT_PKEY_FULL;
+	pkt->qkey = 0;
+	return pkt;
+}
+
+/* CRC check values: the VCRC's CRC-16 and the ICRC's CRC-32 seeds. */
+static void pkt_crc_vectors(struct kunit *test)
+{
+	/* CRC-16/0x100B reflected, seed and final XOR 0xffff. */
+	KUNIT_EXPECT_EQ(test, ibdevsim_vcrc("123456789", 9), 0x0a3d);
+	KUNIT_EXPECT_EQ(test, ibdevsim_vcrc("", 0), 0);
+}
+
+/* An SMP as bytes: the layout IBTA gives, and back again. */
+static void pkt_smp_roundtrip(struct kunit *test)
+{
+	struct ibdevsim_pkt *pkt = pkt_smp(test), *back;
+	enum ibdevsim_rx_err err;
+	u32 len = ibdevsim_pkt_wire_len(pkt);
+	u8 *buf = kunit_kzalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	/* LRH 8, BTH 12, DETH 8, MAD 256, ICRC 4, VCRC 2. */
+	KUNIT_ASSERT_EQ(test, len, 290);
+	KUNIT_ASSERT_EQ(test, ibdevsim_pkt_encode(pkt, buf), 290);
+	KUNIT_EXPECT_EQ(test, buf[0], 0xf0);		/* VL15, LVer 0 */
+	KUNIT_EXPECT_EQ(test, buf[1], 0x02);		/* SL 0, LNH local */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(buf + 2), 2);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(buf + 4), 72);	/* words */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(buf + 6), 1);
+	KUNIT_EXPECT_EQ(test, buf[8], IB_OPCODE_UD_SEND_ONLY);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(buf + 10), 0xffff);
+	KUNIT_EXPECT_EQ(test, buf[28 + 1], IB_MGMT_CLASS_SUBN_LID_ROUTED);
+	back = ibdevsim_pkt_decode(buf, len, GFP_KERNEL, &err);
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	KUNIT_EXPECT_EQ(test, err, IBDEVSIM_RXERR_NONE);
+	KUNIT_EXPECT_TRUE(test, back->vl15 && back->wire && !back->rc);
+	KUNIT_EXPECT_EQ(test, back->slid, 1);
+	KUNIT_EXPECT_EQ(test, back->dlid, 2);
+	KUNIT_EXPECT_EQ(test, back->dest_qpn, 0);
+	KUNIT_EXPECT_EQ(test, back->len, IBDEVSIM_SMP_LEN);
+	KUNIT_EXPECT_EQ(test, memcmp(back->data, pkt->data, pkt->len), 0);
+	ibdevsim_pkt_free(back);
+	ibdevsim_pkt_free(pkt);
+}
+
+/* Every single bit flipped anywhere in an SMP gets it refused. */
+static void pkt_bit_flips(struct kunit *test)
+{
+	struct ibdevsim_pkt *pkt = pkt_smp(test), *back;
+	u32 len = ibdevsim_pkt_wire_len(pkt), bit;
+	u8 *buf = kunit_kzalloc(test, len, GFP_KERNEL);
+	enum ibdevsim_rx_err err;
+	u32 taken = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	ibdevsim_pkt_encode(pkt, buf);
+	for (bit = 0; bit < len * 8; bit++) {
+		buf[bit / 8] ^= BIT(bit % 8);
+		back = ibdevsim_pkt_decode(buf, len, GFP_KERNEL, &err);
+		if (back)
+			taken++;
+		ibdevsim_pkt_free(back);
+		buf[bit / 8] ^= BIT(bit % 8);
+	}
+	KUNIT_EXPECT_EQ(test, taken, 0);
+	ibdevsim_pkt_free(pkt);
+}
+
+/*
+ * The ICRC leaves out what switches and routers may change: VL and
+ * Resv8a; for a global packet the whole LRH, TClass, FlowLabel, HopLmt.
+ */
+static void pkt_icrc_variant_fields(struct kunit *test)
+{
+	struct ibdevsim_pkt *pkt = ibdevsim_pkt_alloc(20, GFP_KERNEL), *back;
+	enum ibdevsim_rx_err err;
+	u32 len, icrc;
+	u8 *buf;
+
+	KUNIT_ASSERT_NOT_NULL(test, pkt);
+	pkt->dlid = 5;
+	pkt->slid = 6;
+	pkt->dest_qpn = 0x123;
+	pkt->src_qpn = 0x456;
+	pkt->qkey = 0x11111111;
+	pkt->pkey = 0x8001;
+	len = ibdevsim_pkt_wire_len(pkt);
+	buf = kunit_kzalloc(test, len + 40, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+
+	/* Local: VL and Resv8a are left out, the DLID is not. */
+	ibdevsim_pkt_encode(pkt, buf);
+	icrc = get_unaligned_le32(buf + len - 6);
+	buf[0] |= 0x30;
+	buf[8 + 4] = 0x5a;
+	KUNIT_EXPECT_EQ(test, ibdevsim_icrc(buf, len - 6), icrc);
+	buf[3] ^= 1;
+	KUNIT_EXPECT_NE(test, ibdevsim_icrc(buf, len - 6), icrc);
+	put_unaligned_le16(ibdevsim_vcrc(buf, len - 2), buf + len - 2);
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_ICRC);
+
+	/* Global: PayLen set, the LRH and the GRH's variant fields out. */
+	pkt->has_grh = true;
+	pkt->grh.version_tclass_flow = cpu_to_be32(6 << 28 | 0x12 << 20 | 7);
+	pkt->grh.next_hdr = 0x1b;
+	pkt->grh.hop_limit = 64;
+	pkt->grh.dgid.raw[15] = 9;
+	len = ibdevsim_pkt_wire_len(pkt);
+	KUNIT_ASSERT_EQ(test, ibdevsim_pkt_encode(pkt, buf), len);
+	KUNIT_EXPECT_EQ(test, buf[1] & 3, 3);
+	/* BTH 12, DETH 8, payload 20, ICRC 4. */
+	KUNIT_EXPECT_EQ(test, get_unaligned_be16(buf + 8 + 4), 44);
+	icrc = get_unaligned_le32(buf + len - 6);
+	buf[2] ^= 0xff;			/* DLID */
+	buf[8 + 1] ^= 0xff;		/* TClass, FlowLabel */
+	buf[8 + 7] = 1;			/* HopLmt */
+	KUNIT_EXPECT_EQ(test, ibdevsim_icrc(buf, len - 6), icrc);
+	put_unaligned_le16(ibdevsim_vcrc(buf, len - 2), buf + len - 2);
+	back = ibdevsim_pkt_decode(buf, len, GFP_KERNEL, &err);
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	KUNIT_EXPECT_TRUE(test, back->has_grh);
+	KUNIT_EXPECT_EQ(test, back->grh.dgid.raw[15], 9);
+	KUNIT_EXPECT_EQ(test, back->src_qpn, 0x456);
+	KUNIT_EXPECT_EQ(test, back->qkey, 0x11111111);
+	KUNIT_EXPECT_EQ(test, back->pkey, 0x8001);
+	ibdevsim_pkt_free(back);
+	buf[8 + 24] ^= 1;		/* SGID */
+	pkt_fix_crcs(buf, len);
+	back = ibdevsim_pkt_decode(buf, len, GFP_KERNEL, &err);
+	KUNIT_EXPECT_NOT_NULL(test, back);
+	ibdevsim_pkt_free(back);
+	put_unaligned_le16(ibdevsim_vcrc(buf, len - 2) ^ 1, buf + len - 2);
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_VCRC);
+	ibdevsim_pkt_free(pkt);
+}
+
+/* Every RC opcode ibdevsim sends keeps its headers across the wire. */
+static void pkt_rc_roundtrip(struct kunit *test)
+{
+	static const u8 ops[] = {
+		IB_OPCODE_RC_SEND_FIRST, IB_OPCODE_RC_SEND_LAST_WITH_IMMEDIATE,
+		IB_OPCODE_RC_RDMA_WRITE_FIRST,
+		IB_OPCODE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+		IB_OPCODE_RC_RDMA_READ_REQUEST,
+		IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY,
+		IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
+		IB_OPCODE_RC_ACKNOWLEDGE,
+		IB_OPCODE_RC_SEND_ONLY_WITH_INVALIDATE,
+	};
+	u8 *buf = kunit_kzalloc(test, 256, GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		bool nopay = ops[i] == IB_OPCODE_RC_RDMA_READ_REQUEST ||
+			     ops[i] == IB_OPCODE_RC_ACKNOWLEDGE;
+		struct ibdevsim_pkt *pkt, *back;
+		enum ibdevsim_rx_err err;
+		u32 len;
+
+		/* 13 bytes of payload: 3 bytes of pad. */
+		pkt = ibdevsim_pkt_alloc(nopay ? 0 : 13, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, pkt);
+		memset(pkt->data, 0xa5, pkt->len);
+		pkt->rc = true;
+		pkt->rch.opcode = ops[i];
+		pkt->rch.psn = 0xabcdef;
+		pkt->rch.ack_req = true;
+		pkt->rch.se = true;
+		pkt->rch.va = 0x1122334455667788ULL;
+		pkt->rch.rkey = 0x99aabbcc;
+		pkt->rch.dma_len = 8192;
+		pkt->rch.syndrome = 0x60;
+		pkt->rch.ieth = 0x4321;
+		pkt->has_imm = ops[i] == IB_OPCODE_RC_SEND_LAST_WITH_IMMEDIATE ||
+			ops[i] == IB_OPCODE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+		pkt->imm = cpu_to_be32(0xfeed);
+		pkt->dest_qpn = 0x1234;
+		pkt->src_qpn = 0x55;
+		pkt->sl = 3;
+		len = ibdevsim_pkt_encode(pkt, buf);
+		KUNIT_EXPECT_EQ(test, len, ibdevsim_pkt_wire_len(pkt));
+		KUNIT_EXPECT_EQ(test, len % 4, 2);
+		back = ibdevsim_pkt_decode(buf, len, GFP_KERNEL, &err);
+		KUNIT_ASSERT_NOT_NULL_MSG(test, back, "opcode %u err %d",
+					  ops[i], err);
+		KUNIT_EXPECT_TRUE(test, back->rc && !back->vl15);
+		KUNIT_EXPECT_EQ(test, back->src_qpn, IBDEVSIM_QPN_UNKNOWN);
+		KUNIT_EXPECT_EQ(test, back->rch.opcode, ops[i]);
+		KUNIT_EXPECT_EQ(test, back->rch.psn, 0xabcdef);
+		KUNIT_EXPECT_TRUE(test, back->rch.ack_req && back->rch.se);
+		KUNIT_EXPECT_EQ(test, back->dest_qpn, 0x1234);
+		KUNIT_EXPECT_EQ(test, back->sl, 3);
+		KUNIT_EXPECT_EQ(test, back->len, pkt->len);
+		KUNIT_EXPECT_EQ(test, memcmp(back->data, pkt->data, pkt->len),
+				0);
+		KUNIT_EXPECT_EQ(test, back->has_imm, pkt->has_imm);
+		if (back->has_imm)
+			KUNIT_EXPECT_EQ(test, be32_to_cpu(back->imm), 0xfeed);
+		if (ops[i] == IB_OPCODE_RC_RDMA_WRITE_FIRST ||
+		    ops[i] == IB_OPCODE_RC_RDMA_READ_REQUEST) {
+			KUNIT_EXPECT_EQ(test, back->rch.va, pkt->rch.va);
+			KUNIT_EXPECT_EQ(test, back->rch.rkey, pkt->rch.rkey);
+			KUNIT_EXPECT_EQ(test, back->rch.dma_len, 8192);
+		}
+		if (ops[i] == IB_OPCODE_RC_ACKNOWLEDGE ||
+		    ops[i] == IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY)
+			KUNIT_EXPECT_EQ(test, back->rch.syndrome, 0x60);
+		if (ops[i] == IB_OPCODE_RC_SEND_ONLY_WITH_INVALIDATE)
+			KUNIT_EXPECT_EQ(test, back->rch.ieth, 0x4321);
+		ibdevsim_pkt_free(back);
+		ibdevsim_pkt_free(pkt);
+	}
+}
+
+/* What a port refuses, and for which reason. */
+static void pkt_refusals(struct kunit *test)
+{
+	struct ibdevsim_pkt *pkt = pkt_smp(test);
+	u32 len = ibdevsim_pkt_wire_len(pkt);
+	u8 *buf = kunit_kzalloc(test, len + 8, GFP_KERNEL);
+	u8 *good = kunit_kzalloc(test, len + 8, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_NULL(test, good);
+	ibdevsim_pkt_encode(pkt, good);
+
+	pkt_refused(test, good, 20, IBDEVSIM_RXERR_SHORT);
+	pkt_refused(test, good, len - 4, IBDEVSIM_RXERR_LEN);
+	memcpy(buf, good, len);
+	buf[len] = 0;
+	pkt_refused(test, buf, len + 4, IBDEVSIM_RXERR_LEN);
+
+	memcpy(buf, good, len);
+	buf[0] |= 1;				/* LVer 1 */
+	pkt_fix_crcs(buf, len);
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_LVER);
+
+	memcpy(buf, good, len);
+	buf[1] &= ~3;				/* raw IPv6 */
+	pkt_fix_crcs(buf, len);
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_LNH);
+
+	memcpy(buf, good, len);
+	buf[9] |= 1;				/* TVer 1 */
+	pkt_fix_crcs(buf, len);
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_TVER);
+
+	memcpy(buf, good, len);
+	buf[8] = IB_OPCODE_RC_COMPARE_SWAP;
+	pkt_fix_crcs(buf, len);
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_OPCODE);
+
+	memcpy(buf, good, len);
+	buf[8] = IB_OPCODE_RC_ACKNOWLEDGE;	/* with a payload */
+	pkt_fix_crcs(buf, len);
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_PAD);
+
+	memcpy(buf, good, len);
+	buf[0] &= 0x0f;				/* QP0 on VL0 */
+	pkt_fix_crcs(buf, len);
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_VL);
+
+	memcpy(buf, good, len);
+	buf[8 + 7] = 1;				/* VL15 to QP1 */
+	pkt_fix_crcs(buf, len);
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_VL);
+
+	/* The VCRC is checked first; the ICRC after the link layer. */
+	memcpy(buf, good, len);
+	buf[100] ^= 0x80;
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_VCRC);
+	put_unaligned_le16(ibdevsim_vcrc(buf, len - 2), buf + len - 2);
+	pkt_refused(test, buf, len, IBDEVSIM_RXERR_ICRC);
+	ibdevsim_pkt_free(pkt);
+}
+
 static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(dr_outbound_forwarded),
 	KUNIT_CASE(dr_ends_at_switch),
@@ -1505,6 +1824,12 @@ static struct kunit_case ibdevsim_wire_cases[] = {
 	KUNIT_CASE(rc_not_replicated),
 	KUNIT_CASE(find_qp_pkeys),
 	KUNIT_CASE(link_mtu),
+	KUNIT_CASE(pkt_crc_vectors),
+	KUNIT_CASE(pkt_smp_roundtrip),
+	KUNIT_CASE(pkt_bit_flips),
+	KUNIT_CASE(pkt_icrc_variant_fields),
+	KUNIT_CASE(pkt_rc_roundtrip),
+	KUNIT_CASE(pkt_refusals),
 	{}
 };
 

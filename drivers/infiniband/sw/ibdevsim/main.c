@@ -9,6 +9,7 @@
  *   /sys/bus/ibdevsim/new_switch   "ID NPORTS [GUID]"
  *   /sys/bus/ibdevsim/del_node     "ID"
  *   /sys/bus/ibdevsim/new_cable    "ID1 PORT1 ID2 PORT2"
+ *   /sys/bus/ibdevsim/new_remote_cable "ID PORT LPORT ADDR:PORT"
  *   /sys/bus/ibdevsim/del_cable    "ID PORT"
  *   /sys/bus/ibdevsim/topology     (read) the nodes and cables
  *   /sys/bus/ibdevsim/devices/node<ID>/node_desc  NodeDescription
@@ -20,6 +21,7 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -310,6 +312,35 @@ static ssize_t new_cable_store(const struct bus_type *bus, const char *buf,
 }
 static BUS_ATTR_WO(new_cable);
 
+/*
+ * "ID PORT LOCAL_UDP_PORT ADDR:UDP_PORT": a cable from a port of this
+ * fabric to one in another kernel, reached over UDP/IPv4 (remote.c).
+ */
+static ssize_t new_remote_cable_store(const struct bus_type *bus,
+				      const char *buf, size_t count)
+{
+	char addr[24], *colon;
+	struct ibdevsim_port *port;
+	u32 id, num, lport, rport;
+	const char *end;
+	__be32 ip;
+	int ret;
+
+	if (sscanf(buf, "%u %u %u %23s", &id, &num, &lport, addr) != 4)
+		return -EINVAL;
+	colon = strchr(addr, ':');
+	if (!colon || kstrtou32(colon + 1, 10, &rport) || !rport ||
+	    rport > U16_MAX || !lport || lport > U16_MAX ||
+	    !in4_pton(addr, colon - addr, (u8 *)&ip, -1, &end) || end != colon)
+		return -EINVAL;
+	mutex_lock(&ibdevsim_topo_mutex);
+	port = ibdevsim_port_find(id, num);
+	ret = port ? ibdevsim_remote_plug(port, lport, ip, rport) : -ENOENT;
+	mutex_unlock(&ibdevsim_topo_mutex);
+	return ret ? ret : count;
+}
+static BUS_ATTR_WO(new_remote_cable);
+
 static ssize_t del_cable_store(const struct bus_type *bus, const char *buf,
 			       size_t count)
 {
@@ -352,6 +383,14 @@ static void ibdevsim_topology_walk(bool (*emit)(void *ctx, const char *line),
 		for (i = 1; i <= node->nports; i++) {
 			struct ibdevsim_port *peer = node->ports[i].peer;
 
+			if (node->ports[i].remote) {
+				ibdevsim_remote_describe(node->ports[i].remote,
+							 node->id, i, line,
+							 sizeof(line));
+				if (!emit(ctx, line))
+					return;
+				continue;
+			}
 			if (!peer || peer->node->id < node->id ||
 			    (peer->node == node && peer->num < i))
 				continue;
@@ -426,6 +465,7 @@ static struct attribute *ibdevsim_bus_attrs[] = {
 	&bus_attr_new_switch.attr,
 	&bus_attr_del_node.attr,
 	&bus_attr_new_cable.attr,
+	&bus_attr_new_remote_cable.attr,
 	&bus_attr_del_cable.attr,
 	&bus_attr_topology.attr,
 	NULL,

@@ -1233,7 +1233,7 @@ static void rc_resp_recv(struct ibdevsim_qp *qp,
 	const struct ibdevsim_rc_hdr *h = &pkt->rch;
 	struct ib_wc wc = {
 		.qp = &qp->ibqp,
-		.src_qp = pkt->src_qpn,
+		.src_qp = qp->dest_qpn,
 		.slid = pkt->slid,
 		.sl = pkt->sl,
 		.pkey_index = qp->pkey_index,
@@ -1328,7 +1328,10 @@ void ibdevsim_rc_recv(struct ibdevsim_qp *qp, const struct ibdevsim_pkt *pkt)
 	bool first = false, kick, failed = false;
 	unsigned long flags;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC || qp->dest_qpn != pkt->src_qpn)
+	/* A packet off a remote cable does not say; hardware cannot check. */
+	if (qp->ibqp.qp_type != IB_QPT_RC ||
+	    (pkt->src_qpn != IBDEVSIM_QPN_UNKNOWN &&
+	     qp->dest_qpn != pkt->src_qpn))
 		return;
 	if (op == IB_OPCODE_RC_ACKNOWLEDGE ||
 	    (op >= IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST &&

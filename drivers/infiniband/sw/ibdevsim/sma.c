@@ -661,8 +661,11 @@ void ibdevsim_sma_bad_pkey_locked(struct ibdevsim_port *port,
 	ntc->details.ntc_257_258.lid1 = cpu_to_be16(pkt->slid);
 	ntc->details.ntc_257_258.lid2 = cpu_to_be16(pkt->dlid);
 	ntc->details.ntc_257_258.key = cpu_to_be32(pkt->pkey);
-	ntc->details.ntc_257_258.sl_qp1 = cpu_to_be32((u32)pkt->sl << 28 |
-						      pkt->src_qpn);
+	/* An RC packet off a remote cable names no source QP: 0. */
+	ntc->details.ntc_257_258.sl_qp1 =
+		cpu_to_be32((u32)pkt->sl << 28 |
+			    (pkt->src_qpn == IBDEVSIM_QPN_UNKNOWN ? 0 :
+			     pkt->src_qpn & 0xffffff));
 	ntc->details.ntc_257_258.qp2 = cpu_to_be32(pkt->dest_qpn);
 	if (pkt->has_grh) {
 		/* Bit 7 of the details' first byte: the GIDs are valid. */
