@@ -633,3 +633,40 @@ ms_module_origin() {
 	fi
 	echo "$1: $f ($who$state)"
 }
+
+# ms_peer_sync TAG [VALUE]: meet the other VM of a two-VM test (the VMs
+# on the wire, 10.12.0.1 listening, 10.12.0.2 connecting; MS_PEER_ROLE
+# says which this is) at TAG, over TCP port 7000 of 10.12.0.1; prints
+# the VALUE the other VM gave.  Fails when the other VM is not there
+# within MS_PEER_WAIT seconds (default 600) or is at another TAG.
+ms_peer_sync() {
+	python3 - "$1" "${2:-}" "${MS_PEER_ROLE:?}" "${MS_PEER_WAIT:-600}" <<'PY'
+import socket, sys, time
+
+tag, value, role, secs = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+mine = ("%s %s\n" % (tag, value)).encode()
+end = time.time() + secs
+if role == "listen":
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("10.12.0.1", 7000))
+    s.listen(1)
+    s.settimeout(secs)
+    c, _ = s.accept()
+else:
+    while True:
+        try:
+            c = socket.create_connection(("10.12.0.1", 7000), timeout=5)
+            break
+        except OSError:
+            if time.time() > end:
+                sys.exit("no peer at %s" % tag)
+            time.sleep(0.5)
+c.settimeout(secs)
+c.sendall(mine)
+got = c.makefile().readline().split(" ", 1)
+if got[0] != tag:
+    sys.exit("peer is at %r, not %s" % (got[0], tag))
+print(got[1].strip() if len(got) > 1 else "")
+PY
+}

@@ -14,6 +14,8 @@
 #   -o FILE           copy of the script's output (default: <log>.out)
 #   -n NETSPEC        add a virtio-net joined to another VM over a QEMU
 #                     socket netdev: listen:PORT or connect:PORT
+#   -d FILE           with -n: a capture of that link (pcap, every frame
+#                     this VM sends and receives, QEMU's filter-dump)
 #   -m MiB            guest memory (default: 2048)
 #   -c CPUS           guest CPUs (default: 2)
 #   -i                interactive: a shell instead of SCRIPT, console on
@@ -41,14 +43,15 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
 
-kind=ours timeout=600 log= out= net= mem=2048 cpus=2 interactive=
-while getopts "k:t:l:o:n:m:c:i" opt; do
+kind=ours timeout=600 log= out= net= dump= mem=2048 cpus=2 interactive=
+while getopts "k:t:l:o:n:d:m:c:i" opt; do
 	case "$opt" in
 	k) kind=$OPTARG ;;
 	t) timeout=$OPTARG ;;
 	l) log=$OPTARG ;;
 	o) out=$OPTARG ;;
 	n) net=$OPTARG ;;
+	d) dump=$OPTARG ;;
 	m) mem=$OPTARG ;;
 	c) cpus=$OPTARG ;;
 	i) interactive=1 ;;
@@ -123,6 +126,8 @@ if [ -n "$net" ]; then
 	esac
 	qemu+=(-netdev "socket,id=wire,${net%%:*}=127.0.0.1:${net#*:}"
 		-device "virtio-net-pci,netdev=wire,mac=$mac")
+	[ -z "$dump" ] ||
+		qemu+=(-object "filter-dump,id=dump,netdev=wire,file=$dump")
 fi
 
 [ -n "$interactive" ] || ms_lock

@@ -524,6 +524,302 @@ static int fz_raw_open(struct fz_ctx *ctx, const char *src, const char *dst)
 	return 0;
 }
 
+/* Raw InfiniBand packets on an ibdevsim remote cable ("wire") ---------- */
+
+/*
+ * ibdevsim's remote cable carries one frame per UDP datagram: a 4-byte
+ * header (kind 1: an InfiniBand packet; version 1) and the packet from
+ * LRH to VCRC (Documentation/infiniband/ibdevsim.rst).  Each frame this
+ * mode writes is refused by the receiving port for exactly one reason,
+ * or reaches QP1 and is refused there (P_Key, Q_Key) or by the MAD layer
+ * (shorter than a MAD header), so that the receiver's counters can be
+ * compared with what was sent, reason by reason.
+ */
+enum wf_kind {
+	WF_SHORT, WF_CUT, WF_LONG, WF_VCRC, WF_ICRC, WF_LVER, WF_LNH, WF_GRH,
+	WF_TVER, WF_OPCODE, WF_PAD, WF_VL, WF_PKEY, WF_QKEY, WF_MAD_SHORT,
+	WF_NKINDS,
+};
+
+/* The receiver's counter each kind must add one to. */
+static const char *const wf_counter[WF_NKINDS] = {
+	[WF_SHORT] = "rx_short",	[WF_CUT] = "rx_bad_length",
+	[WF_LONG] = "rx_bad_length",	[WF_VCRC] = "rx_bad_vcrc",
+	[WF_ICRC] = "rx_bad_icrc",	[WF_LVER] = "rx_bad_lver",
+	[WF_LNH] = "rx_bad_lnh",	[WF_GRH] = "rx_bad_grh",
+	[WF_TVER] = "rx_bad_tver",	[WF_OPCODE] = "rx_bad_opcode",
+	[WF_PAD] = "rx_bad_pad",	[WF_VL] = "rx_bad_vl",
+	[WF_PKEY] = "PkeyViolations",	[WF_QKEY] = "QkeyViolations",
+	[WF_MAD_SHORT] = "mad_dropped_invalid",
+};
+
+#define WF_HDR		4
+#define WF_MAX		(WF_HDR + 8 + 40 + 12 + 8 + 256 + 4 + 2 + 8)
+
+static uint16_t wf_vcrc(const uint8_t *p, size_t n)
+{
+	uint16_t crc = 0xffff;
+	int k;
+
+	while (n--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = crc >> 1 ^ (0xd008 & -(crc & 1));
+	}
+	return crc ^ 0xffff;
+}
+
+/* ICRC of an IBA packet of @n bytes before its ICRC (IBTA 7.8.1). */
+static uint32_t wf_icrc(const uint8_t *p, size_t n)
+{
+	uint8_t h[8 + 40 + 12];
+	bool grh = (p[1] & 3) == 3;
+	size_t hl = grh ? 60 : 20;
+
+	memcpy(h, p, hl);
+	if (grh) {
+		memset(h, 0xff, 8);
+		h[8] |= 0x0f;
+		memset(h + 9, 0xff, 3);
+		h[15] = 0xff;
+	} else {
+		h[0] |= 0xf0;
+	}
+	h[hl - 12 + 4] = 0xff;
+	return ~fz_crc32(fz_crc32(0xffffffffu, h, hl), p + hl, n - hl);
+}
+
+static void wf_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static void wf_put32(uint8_t *p, uint32_t v)
+{
+	wf_put16(p, v >> 16);
+	wf_put16(p + 2, v);
+}
+
+/* Give the packet of @n bytes (VCRC included) its ICRC and VCRC. */
+static void wf_crcs(uint8_t *p, size_t n)
+{
+	uint32_t icrc = wf_icrc(p, n - 6);
+	uint16_t vcrc;
+
+	p[n - 6] = icrc;
+	p[n - 5] = icrc >> 8;
+	p[n - 4] = icrc >> 16;
+	p[n - 3] = icrc >> 24;
+	vcrc = wf_vcrc(p, n - 2);
+	p[n - 2] = vcrc;
+	p[n - 1] = vcrc >> 8;
+}
+
+/*
+ * A UD SEND to QP1 of @dlid from @slid: LRH, [GRH,] BTH, DETH and @plen
+ * bytes of a MAD, P_Key @pkey and Q_Key @qkey, CRCs right.  Returns its
+ * length.
+ */
+static size_t wf_gmp(uint8_t *p, uint16_t dlid, uint16_t slid, size_t plen,
+		     uint16_t pkey, uint32_t qkey, bool grh)
+{
+	size_t pad = -plen & 3, hl = 8 + (grh ? 40 : 0);
+	size_t n = hl + 12 + 8 + plen + pad + 4 + 2;
+
+	memset(p, 0, n);
+	p[1] = grh ? 3 : 2;
+	wf_put16(p + 2, dlid);
+	wf_put16(p + 4, (n - 2) / 4);
+	wf_put16(p + 6, slid);
+	if (grh) {
+		p[8] = 0x60;
+		wf_put16(p + 8 + 4, n - 2 - hl);
+		p[8 + 6] = 0x1b;
+		p[8 + 7] = 1;
+	}
+	p[hl] = BTH_UD_SEND_ONLY;
+	p[hl + 1] = pad << 4;
+	wf_put16(p + hl + 2, pkey);
+	wf_put32(p + hl + 4, 1);			/* DestQP 1 */
+	wf_put32(p + hl + 12, qkey);
+	wf_put32(p + hl + 16, 0x42);			/* SrcQP */
+	fz_fill(p + hl + 20, plen);
+	if (plen >= 4) {
+		p[hl + 20] = 1;				/* base version */
+		p[hl + 21] = 0x0a;			/* class, unused */
+		p[hl + 22] = 1;
+		p[hl + 23] = 0x01;			/* Get */
+	}
+	wf_crcs(p, n);
+	return n;
+}
+
+/* One fuzzed frame of @kind into @f; returns its length. */
+static size_t wf_build(uint8_t *f, enum wf_kind kind, uint16_t dlid,
+		       uint16_t slid)
+{
+	static const uint8_t bad_ops[] = { 0x12, 0x13, 0x14, 0x15, 0x18,
+					   0x20, 0x24, 0x2a, 0x40, 0x4c,
+					   0x60, 0x66, 0x81, 0xa0, 0xff };
+	uint8_t *p = f + WF_HDR;
+	uint16_t vcrc;
+	size_t n, i;
+
+	f[0] = 1;
+	f[1] = 1;
+	f[2] = 0;
+	f[3] = 0;
+	n = wf_gmp(p, dlid, slid, 256, 0xffff, 0x80010000, kind == WF_GRH);
+	switch (kind) {
+	case WF_SHORT:
+		n = 1 + fz_below(25);
+		break;
+	case WF_CUT:
+		n = 26 + fz_below(n - 26);
+		break;
+	case WF_LONG:
+		fz_fill(p + n, 4);
+		n += 4;
+		break;
+	case WF_VCRC:
+		/* One bit anywhere but the PktLen bytes (detected: a length). */
+		do {
+			i = fz_below(n);
+		} while (i == 4 || i == 5);
+		p[i] ^= 1 << fz_below(8);
+		break;
+	case WF_ICRC:
+		/* A bit of the MAD, the VCRC made right again. */
+		p[28 + fz_below(n - 6 - 28)] ^= 1 << fz_below(8);
+		vcrc = wf_vcrc(p, n - 2);
+		p[n - 2] = vcrc;
+		p[n - 1] = vcrc >> 8;
+		break;
+	case WF_LVER:
+		p[0] |= 1 + fz_below(15);
+		wf_crcs(p, n);
+		break;
+	case WF_LNH:
+		p[1] = (p[1] & ~3) | fz_below(2);
+		wf_crcs(p, n);
+		break;
+	case WF_GRH:
+		if (fz_pct(50))
+			p[8] = (p[8] & 0x0f) | 0x40;	/* IPVer 4 */
+		else
+			p[8 + 6] = 0x11;		/* NxtHdr UDP */
+		wf_crcs(p, n);
+		break;
+	case WF_TVER:
+		p[9] |= 1 + fz_below(15);
+		wf_crcs(p, n);
+		break;
+	case WF_OPCODE:
+		p[8] = bad_ops[fz_below(sizeof(bad_ops))];
+		wf_crcs(p, n);
+		break;
+	case WF_PAD:
+		p[8] = 0x11;				/* RC ACK with a payload */
+		wf_crcs(p, n);
+		break;
+	case WF_VL:
+		if (fz_pct(50)) {
+			p[0] |= 0xf0;			/* VL15 to QP1 */
+		} else {
+			wf_put32(p + 8 + 4, 0);		/* QP0 on VL0 */
+		}
+		wf_crcs(p, n);
+		break;
+	case WF_PKEY:
+		n = wf_gmp(p, dlid, slid, 256, 0x1234, 0x80010000, false);
+		break;
+	case WF_QKEY:
+		n = wf_gmp(p, dlid, slid, 256, 0xffff, 0x12345678, false);
+		break;
+	case WF_MAD_SHORT:
+		n = wf_gmp(p, dlid, slid, 4 * fz_below(6), 0xffff, 0x80010000,
+			   false);
+		break;
+	default:
+		break;
+	}
+	return WF_HDR + n;
+}
+
+/*
+ * Write @count fuzzed frames to the remote cable at @to (ADDR:PORT), in
+ * bursts of 25 every 10 ms so that the receiving VM's NIC ring is not
+ * what drops them; print "WIRE sent=N counter=N ..." with what the
+ * receiver must have counted.  The seed chooses the kinds and contents.
+ */
+static int wf_run(const char *to, uint64_t seed, unsigned long count,
+		  uint16_t dlid, uint16_t slid)
+{
+	unsigned long want[WF_NKINDS] = {}, sent = 0, i;
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+	char addr[64], *colon;
+	uint8_t f[WF_MAX];
+	int fd, k, j;
+
+	snprintf(addr, sizeof(addr), "%s", to);
+	colon = strchr(addr, ':');
+	if (!colon) {
+		fprintf(stderr, "mad_fuzz: wire ADDR:PORT\n");
+		return 2;
+	}
+	*colon = '\0';
+	dst.sin_port = htons(atoi(colon + 1));
+	if (inet_pton(AF_INET, addr, &dst.sin_addr) != 1) {
+		fprintf(stderr, "mad_fuzz: bad address %s\n", addr);
+		return 2;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		perror("mad_fuzz: socket");
+		return 2;
+	}
+	fz_state = seed;
+	printf("1..1\n# seed %llu, %lu frames to %s, LID %u from LID %u\n",
+	       (unsigned long long)seed, count, to, dlid, slid);
+	for (i = 0; i < count; i++) {
+		enum wf_kind kind = fz_below(WF_NKINDS);
+		size_t n = wf_build(f, kind, dlid, slid);
+
+		if (sendto(fd, f, n, 0, (struct sockaddr *)&dst,
+			   sizeof(dst)) != (ssize_t)n) {
+			perror("mad_fuzz: sendto");
+			break;
+		}
+		want[kind]++;
+		sent++;
+		if (i % 25 == 24)
+			usleep(10000);
+	}
+	close(fd);
+	tap(sent == count, "%lu of %lu frames written onto the cable", sent,
+	    count);
+	printf("WIRE sent=%lu", sent);
+	/* Kinds sharing a counter are summed. */
+	for (k = 0; k < WF_NKINDS; k++) {
+		unsigned long sum = 0;
+		bool first = true;
+
+		for (j = 0; j < WF_NKINDS; j++) {
+			if (strcmp(wf_counter[j], wf_counter[k]))
+				continue;
+			first = j >= k;
+			if (!first)
+				break;
+			sum += want[j];
+		}
+		if (first)
+			printf(" %s=%lu", wf_counter[k], sum);
+	}
+	printf("\n");
+	return sent == count ? 0 : 1;
+}
+
 /* Sending -------------------------------------------------------------- */
 
 static int fz_send(struct fz_ctx *ctx, void *umad, int agent, int len,
@@ -922,7 +1218,8 @@ static void fz_usage(void)
 	fprintf(stderr,
 		"usage: mad_fuzz [-d DEV] [-p PORT] [-x SGID_INDEX] [-S SEED] [-n COUNT]\n"
 		"                [-e EVERY] [-T SECS] [-r OUR_IPV4,PEER_IPV4] -g DGID fuzz\n"
-		"       mad_fuzz [-d DEV] [-p PORT] sink\n");
+		"       mad_fuzz [-d DEV] [-p PORT] sink\n"
+		"       mad_fuzz [-S SEED] [-n COUNT] -l DLID -L SLID wire ADDR:PORT\n");
 	exit(2);
 }
 
@@ -936,8 +1233,9 @@ int main(int argc, char **argv)
 	long mask[16 / sizeof(long)] = {};
 	uint8_t oui[3] = { SINK_OUI >> 16, SINK_OUI >> 8, SINK_OUI & 0xff };
 	int port = 1, opt, ret;
+	uint16_t dlid = 0, slid = 0;
 
-	while ((opt = getopt(argc, argv, "d:p:x:S:n:e:T:g:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:x:S:n:e:T:g:r:l:L:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev = optarg;
@@ -966,10 +1264,18 @@ int main(int argc, char **argv)
 		case 'r':
 			raw = optarg;
 			break;
+		case 'l':
+			dlid = strtoul(optarg, NULL, 0);
+			break;
+		case 'L':
+			slid = strtoul(optarg, NULL, 0);
+			break;
 		default:
 			fz_usage();
 		}
 	}
+	if (optind + 2 == argc && !strcmp(argv[optind], "wire") && dlid)
+		return wf_run(argv[optind + 1], seed, count, dlid, slid);
 	if (optind + 1 != argc || !every)
 		fz_usage();
 	if (umad_init() < 0) {

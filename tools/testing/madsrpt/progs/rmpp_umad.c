@@ -17,8 +17,10 @@
  *	responder only, for a requester on another node; it exits after
  *	answering @count requests, by default as many as one client run
  *	with the same -s and -M sends (see below)
- *   rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max] client DGID
- *	requester only, towards the responder at DGID (RoCE/GRH); after
+ *   rmpp_umad [-d dev] [-p port] [-g gid_index] [-l lid] [-s size] [-M max]
+ *	client DGID
+ *	requester only, towards the responder at DGID (with a GRH; on
+ *	InfiniBand -l gives the responder's LID for the LRH); after
  *	its transfers it sends one closing 1-byte request, so the
  *	responder's last RMPP answer is complete before the responder exits
  *   rmpp_umad [-d dev] [-p port] [-g gid_index] -s size bench SECS
@@ -325,6 +327,9 @@ static void *alloc_umad(void)
 	return p;
 }
 
+/* The LID requests are sent to (-l; 0 on RoCE, where there is none). */
+static uint16_t req_dlid;
+
 /* Attribute of the requests sent: ATTR_CLOSE for the closing exchange. */
 static uint16_t req_attr = ATTR_TEST;
 /* Timeout and retries of each request; the closing one retries quickly. */
@@ -350,6 +355,7 @@ static void exchange(struct port *req, int req_agent, struct port *rsp,
 
 	mlen = build_mad(buf, c, METHOD_SET, ++tid_lo, req_attr, size, 0);
 	mad_address(umad_get_mad_addr(buf), 1, dgid, req->gid_index);
+	umad_get_mad_addr(buf)->lid = htobe16(req_dlid);
 	/*
 	 * The request's timeout also bounds the whole RMPP response; it is
 	 * generous because two TCG guests share two host cores (1 MiB of
@@ -438,8 +444,8 @@ static void usage(void)
 		"Usage: rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max] loop\n"
 		"       rmpp_umad [-d dev] [-p port] [-c count] [-w secs] [-s size] [-M max]\n"
 		"                 serve\n"
-		"       rmpp_umad [-d dev] [-p port] [-g gid_index] [-s size] [-M max]\n"
-		"                 client DGID\n"
+		"       rmpp_umad [-d dev] [-p port] [-g gid_index] [-l lid] [-s size]\n"
+		"                 [-M max] client DGID\n"
 		"       rmpp_umad [-d dev] [-p port] [-g gid_index] -s size bench SECS\n");
 	exit(2);
 }
@@ -675,7 +681,7 @@ int main(int argc, char **argv)
 	const char *dev = NULL;
 	int portnum = 1, gid_index = 0, count = -1, secs = 120, opt;
 
-	while ((opt = getopt(argc, argv, "d:p:g:c:w:s:M:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:g:c:w:s:M:l:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev = optarg;
@@ -697,6 +703,9 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			max_size = strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			req_dlid = strtoul(optarg, NULL, 0);
 			break;
 		default:
 			usage();

@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ibsim-cable: one InfiniBand fabric across two VMs, ours and pristine
+# 6.12, each with its own MAD layer, ib_cm, SA client, ib_srpt and ib_srp.
+#
+# Runs on the host: builds the pristine kernel next to ours, then boots
+# two VMs joined by a wire (vm.sh -n).  Each has one ibdevsim HCA whose
+# port is cabled to the other VM's by a remote cable (ibdevsim's
+# new_remote_cable: InfiniBand packets as bytes, LRH to VCRC, in UDP).
+# VM a runs our kernel and opensm, which manages both ports across the
+# cable; VM b runs pristine 6.12 (guest/roles/ibsim-cable.sh says what
+# each does: SA queries, DM discovery, an ib_srp login each way with fio
+# verifying, RMPP transfers up to 1 MiB each way, the cable pulled under
+# I/O, and the packet-level fuzz b writes onto the cable, which a's
+# counters must account for frame by frame).  Under check-upstream too it
+# pairs ours with upstream.  The wire is captured (QEMU filter-dump on
+# a's side) and tools/infiniband/ibdevsim-pcap.py checks every frame of
+# the cable in it but those the fuzz spoiled on purpose, which it must
+# find bad.
+# kernels: both
+# runs-on: host
+# timeout: 1500
+
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/host/common.sh"
+
+ms_lock
+"$here/host/build.sh" upstream >"$MS_BUILD/logs/build-upstream.log" 2>&1 || {
+	echo "1..1"
+	echo "not ok 1 - build the pristine 6.12 kernel (see build/logs/build-upstream.log)"
+	exit 1
+}
+
+# 13 points on each side (guest/roles/ibsim-cable.sh), then the capture.
+echo "TAP version 13"
+echo "1..27"
+log=$MS_BUILD/logs/ibsim-cable
+cap=$log.pcap
+rm -f "$cap" "$log"-?.console*
+port=15561
+"$MS_HARNESS/host/vm.sh" -k "$MS_OURS" -t 1200 -n "listen:$port" -d "$cap" \
+	-l "$log-a.console" "$MS_HARNESS/guest/roles/ibsim-cable.sh" a \
+	>/dev/null &
+a_pid=$!
+sleep 5
+b_rc=0 a_rc=0
+"$MS_HARNESS/host/vm.sh" -k upstream -t 1200 -n "connect:$port" \
+	-l "$log-b.console" "$MS_HARNESS/guest/roles/ibsim-cable.sh" b \
+	>/dev/null || b_rc=$?
+wait "$a_pid" || a_rc=$?
+
+# Each side's points, numbered on in one plan.
+n=0 status=0
+for s in a b; do
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "* | "not ok "*)
+			n=$((n + 1))
+			[ "${line%% *}" = ok ] || status=1
+			ok=${line%%[0-9]*}
+			echo "${ok}$n - $s ($([ $s = a ] && echo "$MS_OURS" || echo upstream)):${line#*-}"
+			;;
+		"1.."* | "TAP version"*) ;;
+		*) echo "    $line" ;;
+		esac
+	done < <(tr -d '\r' <"$log-$s.console.out")
+done
+[ "$a_rc" = 0 ] && [ "$b_rc" = 0 ] || status=1
+while [ $n -lt 26 ]; do
+	n=$((n + 1))
+	echo "not ok $n - a point the VMs did not reach (a exit $a_rc, b exit $b_rc)"
+	status=1
+done
+
+# The capture, checked by an implementation of the framing and CRCs of
+# its own: every frame the two ends sent (from UDP port 4792) is good,
+# and SMPs, RC packets and link frames crossed.  The fuzz comes from
+# another port; the checker's verdicts on it are summed up.
+capture() {
+	local out bad
+
+	out=$(python3 "$MS_TOP/tools/infiniband/ibdevsim-pcap.py" convert \
+		--list "$cap" "$log-ib.pcap") || { tail -n 5 <<<"$out"; return 1; }
+	grep -v '^ *[0-9]' <<<"$out"
+	bad=$(grep -E '^ *[0-9]+ .*:4792->' <<<"$out" | grep -v ': ok' | head -n 5)
+	echo "frames of the fuzz found bad: $(grep -E '^ *[0-9]+ ' <<<"$out" |
+		grep -v ':4792->' | grep -vc ': ok')"
+	[ -z "$bad" ] || { echo "bad frames from the cable's ends:"; echo "$bad"; }
+	[ -z "$bad" ] && grep -q "^SMPs: [1-9]" <<<"$out" &&
+	grep -q "RC [1-9]" <<<"$out" && grep -q "^link frames: [1-9]" <<<"$out"
+}
+if out=$(capture 2>&1); then
+	echo "ok 27 - the capture of the wire: every frame of the cable's ends good (SMPs, RC, link frames)"
+else
+	echo "not ok 27 - the capture of the wire: every frame of the cable's ends good"
+	status=1
+fi
+sed 's/^/    # /' <<<"$out"
+rm -f "$cap" "$log-ib.pcap"
+exit $status
