@@ -496,10 +496,12 @@ ibdevsim_hca_find_qp(struct ibdevsim_port *in, const struct ibdevsim_pkt *pkt,
 						 pkt->pkey);
 	if (qp && *pkey_index < 0) {
 		in->st.pkey_violations++;
+		in->pkey_refused++;
 		ibdevsim_sma_bad_pkey_locked(in, pkt);
 		qp = NULL;
 	} else if (qp && !pkt->rc && pkt->qkey != qp->qkey) {
 		in->st.qkey_violations++;
+		in->qkey_refused++;
 		qp = NULL;
 	}
 	if (!qp)

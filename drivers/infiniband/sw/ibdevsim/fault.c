@@ -349,6 +349,10 @@ void ibdevsim_fault_node_add(struct ibdevsim_node *node)
 		debugfs_create_u64("delayed", 0400, d, &f->delayed);
 		debugfs_create_file("link", 0600, d, port, &ibdevsim_link_fops);
 		debugfs_create_u64("sq_errors", 0400, d, &port->sq_errors);
+		debugfs_create_u64("pkey_refused", 0400, d,
+				   &port->pkey_refused);
+		debugfs_create_u64("qkey_refused", 0400, d,
+				   &port->qkey_refused);
 	}
 }
 

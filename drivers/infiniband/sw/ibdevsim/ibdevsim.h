@@ -282,6 +282,10 @@ struct ibdevsim_trap {
  * @qp1: the GSI QP of an HCA port, or NULL
  * @sq_errors: send queues of the port's UD, GSI and SMI QPs that a failed
  *	       send stopped in SQE (debugfs, read only)
+ * @pkey_refused: packets refused for their P_Key since the port was made
+ *		  (debugfs, read only): PortInfo's P_KeyViolations is 16
+ *		  bits and the SM writes it back with every PortInfo Set
+ * @qkey_refused: the same for Q_Keys
  * @rc_stats: the RC transport's counters (enum ibdevsim_rc_stat)
  * @trap: an HCA port's trap to the SM, repeated until repressed
  * @rx_lock: protects @rxq and @rx_dead
@@ -310,6 +314,8 @@ struct ibdevsim_port {
 	struct ibdevsim_qp *qp0;
 	struct ibdevsim_qp *qp1;
 	u64 sq_errors;
+	u64 pkey_refused;
+	u64 qkey_refused;
 	atomic64_t rc_stats[IBDEVSIM_RC_NSTATS];
 	struct ibdevsim_trap trap;
 	spinlock_t rx_lock; /* rxq, rx_dead */

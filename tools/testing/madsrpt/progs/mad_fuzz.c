@@ -549,7 +549,7 @@ static const char *const wf_counter[WF_NKINDS] = {
 	[WF_LNH] = "rx_bad_lnh",	[WF_GRH] = "rx_bad_grh",
 	[WF_TVER] = "rx_bad_tver",	[WF_OPCODE] = "rx_bad_opcode",
 	[WF_PAD] = "rx_bad_pad",	[WF_VL] = "rx_bad_vl",
-	[WF_PKEY] = "PkeyViolations",	[WF_QKEY] = "QkeyViolations",
+	[WF_PKEY] = "pkey_refused",	[WF_QKEY] = "qkey_refused",
 	[WF_MAD_SHORT] = "mad_dropped_invalid",
 };
 

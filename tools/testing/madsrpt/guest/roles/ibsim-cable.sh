@@ -12,10 +12,10 @@
 #                      0x0002c90300002000; at the end it writes the
 #                      packet-level fuzz onto the cable (mad_fuzz wire)
 #
-# Each VM serves an ib_srpt LUN and logs its ib_srp in to the other's
-# (ibsrpdm's line, IB CM), fio verifies, logout; each serves RMPP
-# transfers (progs/rmpp_umad.c, up to 1 MiB, every byte checked) to the
-# other; then b logs in again and writes under fio while a pulls its end
+# Each VM serves RMPP transfers (progs/rmpp_umad.c, up to 1 MiB, every
+# byte checked) to the other; each serves an ib_srpt LUN and logs its
+# ib_srp in to the other's (ibsrpdm's line, IB CM), fio verifies,
+# logout; then b logs in again and writes under fio while a pulls its end
 # of the cable for 3 s: opensm resweeps, ib_srp reconnects, the data
 # verifies.  The VMs meet at each step (ms_peer_sync).
 
@@ -76,6 +76,39 @@ both_nodes() {
 tap_check "saquery from here lists both HCAs' NodeRecords" \
 	ms_wait 60 both_nodes
 
+# RMPP, each side serving the other in turn: a serves first.  Before
+# ib_srpt is loaded: its DM agent would take the DevMgt Set requests.
+ms_build_prog rmpp_umad
+rmpp_serve() {
+	/tmp/rmpp_umad -d $dev -p 1 -M 1048576 -w 300 serve >/tmp/rmpp.out 2>&1
+	local rc=$?
+
+	grep -c '^ok' /tmp/rmpp.out
+	grep -v '^ok' /tmp/rmpp.out | tail -n 8
+	return $rc
+}
+rmpp_client() {
+	# The responder registers its agents after the meeting.
+	sleep 5
+	/tmp/rmpp_umad -d $dev -p 1 -l "$peer_lid" -M 1048576 client \
+		fe80000000000000$pguid >/tmp/rmpp.out 2>&1
+	local rc=$?
+
+	grep -c '^ok' /tmp/rmpp.out
+	grep -v '^ok' /tmp/rmpp.out | tail -n 8
+	return $rc
+}
+for turn in a b; do
+	ms_peer_sync "rmpp-$turn" >/dev/null
+	if [ $turn = $side ]; then
+		tap_check "RMPP: served the other VM's requests of 1 B to 1 MiB" \
+			rmpp_serve
+	else
+		tap_check "RMPP: requests of 1 B to 1 MiB to the other VM, every byte" \
+			rmpp_client
+	fi
+done
+
 target() {
 	modprobe ib_srpt && modprobe target_core_file &&
 	ms_srpt_target $wwn /tmp/lun0 $((32 << 20)) 0 $acl
@@ -113,38 +146,6 @@ tap_check "fio writes 8 MiB there and verifies (crc32c)" io
 ms_peer_sync io >/dev/null
 tap_check "logout" ms_srp_logout
 
-# RMPP, each side serving the other in turn: a serves first.
-ms_build_prog rmpp_umad
-rmpp_serve() {
-	/tmp/rmpp_umad -d $dev -p 1 -M 1048576 -w 300 serve >/tmp/rmpp.out 2>&1
-	local rc=$?
-
-	grep -c '^ok' /tmp/rmpp.out
-	grep '^not ok' /tmp/rmpp.out
-	return $rc
-}
-rmpp_client() {
-	# The responder registers its agents after the meeting.
-	sleep 5
-	/tmp/rmpp_umad -d $dev -p 1 -l "$peer_lid" -M 1048576 client \
-		fe80000000000000$pguid >/tmp/rmpp.out 2>&1
-	local rc=$?
-
-	grep -c '^ok' /tmp/rmpp.out
-	grep '^not ok' /tmp/rmpp.out
-	return $rc
-}
-for turn in a b; do
-	ms_peer_sync "rmpp-$turn" >/dev/null
-	if [ $turn = $side ]; then
-		tap_check "RMPP: served the other VM's requests of 1 B to 1 MiB" \
-			rmpp_serve
-	else
-		tap_check "RMPP: requests of 1 B to 1 MiB to the other VM, every byte" \
-			rmpp_client
-	fi
-done
-
 # The cable pulled under I/O: b writes to a's LUN while a pulls its end.
 ms_peer_sync pull >/dev/null
 if [ $side = b ]; then
@@ -160,13 +161,13 @@ if [ $side = b ]; then
 		done
 		disk=$(ms_srp_disk | head -n 1)
 		ms_peer_sync writing >/dev/null || return 1
-		ms_fio_verify "$disk" --size=16M --bs=64k --rw=randwrite \
+		ms_fio_verify "$disk" --size=8M --bs=64k --rw=randwrite \
 			--direct=1 --rate=512k >/tmp/fio2.log 2>&1 ||
 			{ tail -n 20 /tmp/fio2.log; return 1; }
 		dmesg | grep -iE "reconnect|srp" | tail -n 4
 		ms_peer_sync written >/dev/null && ms_srp_logout
 	}
-	tap_here "fio writes 16 MiB while the cable is pulled and plugged, verifies" \
+	tap_here "fio writes 8 MiB while the cable is pulled and plugged, verifies" \
 		through_pull
 else
 	pull() {
@@ -201,7 +202,9 @@ if [ $side = b ]; then
 else
 	snap() {
 		cat $knobs/remote
-		smpquery -C $dev portinfo "$lid" 1 | sed -n 's/^\(PkeyViolations\|QkeyViolations\):\.*/\1 /p'
+		# Not PortInfo's: opensm's PortInfo Sets write those back.
+		echo "pkey_refused $(cat $knobs/pkey_refused)"
+		echo "qkey_refused $(cat $knobs/qkey_refused)"
 		sed -n 's/^dropped_invalid /mad_dropped_invalid /p' \
 			/sys/kernel/debug/ib_mad/$dev-1/stats 2>/dev/null
 	}
