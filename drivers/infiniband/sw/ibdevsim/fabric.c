@@ -204,10 +204,12 @@ void ibdevsim_port_events(struct ibdevsim_port *port, u32 chg)
 void ibdevsim_port_train(struct ibdevsim_port *port, bool up)
 {
 	unsigned long flags;
+	bool is_up;
 	u32 chg = 0;
 
 	spin_lock_irqsave(&port->node->lock, flags);
-	if (up != (port->st.phys_state == IB_PORT_PHYS_STATE_LINK_UP))
+	is_up = port->st.phys_state == IB_PORT_PHYS_STATE_LINK_UP;
+	if (up != is_up)
 		chg = ibdevsim_port_link_locked(port, up);
 	spin_unlock_irqrestore(&port->node->lock, flags);
 	ibdevsim_port_events(port, chg);

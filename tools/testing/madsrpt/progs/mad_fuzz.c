@@ -724,11 +724,10 @@ static size_t wf_build(uint8_t *f, enum wf_kind kind, uint16_t dlid,
 		wf_crcs(p, n);
 		break;
 	case WF_VL:
-		if (fz_pct(50)) {
+		if (fz_pct(50))
 			p[0] |= 0xf0;			/* VL15 to QP1 */
-		} else {
+		else
 			wf_put32(p + 8 + 4, 0);		/* QP0 on VL0 */
-		}
 		wf_crcs(p, n);
 		break;
 	case WF_PKEY:
