@@ -57,9 +57,9 @@ check-debug:
 	MS_KERNEL=debug $(H)/host/check.sh $(T)
 
 # The tests with a long form (MS_SOAK=1): 100,000+ fuzzed MADs, the rogue
-# SRP initiator at length and 50 cycles of each lifecycle step; and the
-# fabric-scale run.
-SOAK_TESTS := mad-fuzz srpt-rogue srpt-lifecycle ibsim-scale
+# SRP initiator at length and 50 cycles of each lifecycle step, 200,000
+# raw packets fuzzed onto a remote cable; and the fabric-scale run.
+SOAK_TESTS := mad-fuzz srpt-rogue srpt-lifecycle ibsim-scale ibsim-cable
 
 soak:
 	MS_SOAK=1 $(H)/host/check.sh $(if $(T),$(T),$(SOAK_TESTS))

@@ -8,6 +8,10 @@
 # ratio ours/upstream of the medians and the range of the per-pair ratios)
 # and writes build/bench/results.csv, summary.json and plots (PNG).
 #
+# ibsim-sa-storm2 boots two VMs joined by a wire for each run: the SM
+# host, of the kernel being measured, and the requesters, always of ours,
+# on the other end of an ibdevsim remote cable.
+#
 # FIGURE is one of the names below (default: all of them); a "-cost"
 # figure counts kernel allocations, wake-ups, context switches, work
 # items and lock waits per exchange or I/O instead of a rate; MS_BENCH_SECS
@@ -79,6 +83,7 @@ all=(
 	"ibsim-mad-rr-16|ibsim-mad-rr 16"
 	"ibsim-sa-storm-256|ibsim-sa-storm 256"
 	"ibsim-sa-storm-1024|ibsim-sa-storm 1024"
+	"ibsim-sa-storm2-256|ibsim-sa-storm2 256"
 	"ibsim-srp-randread-4k|ibsim-srp randread 4k 32"
 	"ibsim-srp-randwrite-4k|ibsim-srp randwrite 4k 32"
 	"ibsim-srp-read-1m|ibsim-srp read 1m 4"
@@ -139,10 +144,28 @@ for f in "${figures[@]}"; do
 			case $name in
 			ibsim-sweep-* | ibsim-sa-storm-*) mem=6144 tmo=1800 ;;
 			esac
-			"$here/vm.sh" -k "$kpre$k" -t "$tmo" -m "$mem" -l "$log" \
-				"$MS_HARNESS/guest/roles/bench.sh" "${perf_arg[@]}" \
-				"$secs" "${args[@]}" \
-				>/dev/null 2>&1 || rc=$?
+			if [ "${args[0]}" = ibsim-sa-storm2 ]; then
+				# Two VMs on a wire: the SM host of this kernel,
+				# the requesters on ours every time.
+				"$here/vm.sh" -k "$kpre$k" -t 1800 -n listen:15571 \
+					-l "$log-sm" "$MS_HARNESS/guest/roles/bench.sh" \
+					"$secs" ibsim-sa-storm-sm "${args[1]}" \
+					>/dev/null 2>&1 &
+				sm_pid=$!
+				sleep 5
+				"$here/vm.sh" -k "${kpre}ours" -t 1800 -m 6144 \
+					-n connect:15571 -l "$log" \
+					"$MS_HARNESS/guest/roles/bench.sh" "$secs" \
+					ibsim-sa-storm-req "${args[1]}" \
+					>/dev/null 2>&1 || rc=$?
+				wait "$sm_pid" || rc=$?
+				cat "$log-sm.out" >>"$log.out"
+			else
+				"$here/vm.sh" -k "$kpre$k" -t "$tmo" -m "$mem" -l "$log" \
+					"$MS_HARNESS/guest/roles/bench.sh" "${perf_arg[@]}" \
+					"$secs" "${args[@]}" \
+					>/dev/null 2>&1 || rc=$?
+			fi
 			lines=$(tr -d '\r' <"$log.out" | grep '^BENCH ' || true)
 			if [ "$rc" -ne 0 ] || [ -z "$lines" ]; then
 				echo "bench: $name on $k (run $rep) failed (exit $rc); see ${log#"$MS_TOP"/}"

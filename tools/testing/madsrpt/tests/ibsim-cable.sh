@@ -5,13 +5,14 @@
 # 6.12, each with its own MAD layer, ib_cm, SA client, ib_srpt and ib_srp.
 #
 # Runs on the host: builds the pristine kernel next to ours, then boots
-# two VMs joined by a wire (vm.sh -n).  Each has one ibdevsim HCA whose
-# port is cabled to the other VM's by a remote cable (ibdevsim's
-# new_remote_cable: InfiniBand packets as bytes, LRH to VCRC, in UDP).
-# VM a runs our kernel and opensm, which manages both ports across the
-# cable; VM b runs pristine 6.12 (guest/roles/ibsim-cable.sh says what
-# each does: SA queries, DM discovery, an ib_srp login each way with fio
-# verifying, RMPP transfers up to 1 MiB each way, the cable pulled under
+# two VMs joined by a wire (vm.sh -n).  Each has one ibdevsim HCA; a's
+# is on a switch, whose port 2 is cabled to b's HCA by a remote cable
+# (ibdevsim's new_remote_cable: InfiniBand packets as bytes, LRH to
+# VCRC, in UDP).  VM a runs our kernel and opensm, which manages the
+# nodes of both VMs across the cable; VM b runs pristine 6.12 (guest/roles/ibsim-cable.sh says what
+# each does: SA queries, ibnetdiscover, DM discovery, an ib_srp login
+# each way with fio verifying while the cable duplicates 10% of a's
+# packets, RMPP transfers up to 1 MiB each way, the cable pulled under
 # I/O, and the packet-level fuzz b writes onto the cable, which a's
 # counters must account for frame by frame).  Under check-upstream too it
 # pairs ours with upstream.  The wire is captured (QEMU filter-dump on
@@ -34,21 +35,24 @@ ms_lock
 	exit 1
 }
 
-# 13 points on each side (guest/roles/ibsim-cable.sh), then the capture.
+# 15 points on a's side and 14 on b's (guest/roles/ibsim-cable.sh), then
+# the capture.  The fuzz is 20,000 frames, 200,000 under make soak.
 echo "TAP version 13"
-echo "1..27"
+echo "1..30"
+nfuzz=20000
+[ -z "${MS_SOAK:-}" ] || nfuzz=200000
 log=$MS_BUILD/logs/ibsim-cable
 cap=$log.pcap
 rm -f "$cap" "$log"-?.console*
 port=15561
 "$MS_HARNESS/host/vm.sh" -k "$MS_OURS" -t 1200 -n "listen:$port" -d "$cap" \
-	-l "$log-a.console" "$MS_HARNESS/guest/roles/ibsim-cable.sh" a \
+	-l "$log-a.console" "$MS_HARNESS/guest/roles/ibsim-cable.sh" a "$nfuzz" \
 	>/dev/null &
 a_pid=$!
 sleep 5
 b_rc=0 a_rc=0
 "$MS_HARNESS/host/vm.sh" -k upstream -t 1200 -n "connect:$port" \
-	-l "$log-b.console" "$MS_HARNESS/guest/roles/ibsim-cable.sh" b \
+	-l "$log-b.console" "$MS_HARNESS/guest/roles/ibsim-cable.sh" b "$nfuzz" \
 	>/dev/null || b_rc=$?
 wait "$a_pid" || a_rc=$?
 
@@ -69,7 +73,7 @@ for s in a b; do
 	done < <(tr -d '\r' <"$log-$s.console.out")
 done
 [ "$a_rc" = 0 ] && [ "$b_rc" = 0 ] || status=1
-while [ $n -lt 26 ]; do
+while [ $n -lt 29 ]; do
 	n=$((n + 1))
 	echo "not ok $n - a point the VMs did not reach (a exit $a_rc, b exit $b_rc)"
 	status=1
@@ -93,9 +97,9 @@ capture() {
 	grep -q "RC [1-9]" <<<"$out" && grep -q "^link frames: [1-9]" <<<"$out"
 }
 if out=$(capture 2>&1); then
-	echo "ok 27 - the capture of the wire: every frame of the cable's ends good (SMPs, RC, link frames)"
+	echo "ok 30 - the capture of the wire: every frame of the cable's ends good (SMPs, RC, link frames)"
 else
-	echo "not ok 27 - the capture of the wire: every frame of the cable's ends good"
+	echo "not ok 30 - the capture of the wire: every frame of the cable's ends good"
 	status=1
 fi
 sed 's/^/    # /' <<<"$out"

@@ -53,6 +53,17 @@
 #                                        median and p99 latency, timeouts,
 #                                        retries on the wire, hosts starved;
 #                                        SECONDS is not used
+#   bench.sh SECONDS ibsim-sa-storm-sm HOSTS
+#   bench.sh SECONDS ibsim-sa-storm-req HOSTS
+#                                        the same storm across two VMs
+#                                        (host/bench.sh boots both, joined
+#                                        by a wire): the SM's HCA and
+#                                        opensm alone in the "sm" VM, a
+#                                        remote cable to the fat tree of
+#                                        HOSTS requesters in the "req" VM,
+#                                        in the port of the host the SM
+#                                        had; "req" prints the storm's
+#                                        figures, "sm" the SM host's CPU
 #
 # A last argument "cost" to mad-rr, kmad or srp counts instead what the
 # whole guest did per exchange or per I/O while the figure ran (kernel
@@ -669,6 +680,96 @@ bench_ibsim_sa_storm() {
 	bench_line "ibsim-sa-storm-$hosts-starved" "${v#*=}" hosts
 }
 
+# The storm across two VMs: the SM's side.  Its HCA is the first host of
+# the fat tree (GUID 0x0002c90300001000, where opensm runs in the one-VM
+# figure), plugged into a remote cable to the requesters' VM.
+bench_ibsim_sa_storm_sm() {
+	local hosts=$1 s0 s1
+
+	export MS_PEER_ROLE=listen
+	ip addr add 10.12.0.1/24 dev eth0 && ip link set eth0 up &&
+	modprobe ib_umad && modprobe ibdevsim &&
+	echo "1 1 0x0002c90300001000" >/sys/bus/ibdevsim/new_hca &&
+	echo "1 1 4792 10.12.0.2:4792" >/sys/bus/ibdevsim/new_remote_cable ||
+		return 1
+	ms_peer_sync cabled >/dev/null || return 1
+	ms_ibsim_opensm
+	ms_wait 1500 ms_ibsim_sm_up || { echo "# no SUBNET UP"; return 1; }
+	ms_peer_sync swept >/dev/null || return 1
+	s0=$(sm_side)
+	ms_peer_sync storm >/dev/null || return 1
+	# The requesters say when their storm is over.
+	ms_peer_sync stormed >/dev/null || return 1
+	s1=$(sm_side)
+	echo "$s0 $s1" | awk -v hz="$(getconf CLK_TCK)" '{
+		printf "# SM port: received %d, sent %d, dropped %d;" \
+		       " opensm CPU %.2f s; guest busy CPU %.2f s\n",
+		       $6 - $1, $7 - $2, $8 - $3, ($9 - $4) / hz,
+		       ($10 - $5) / 1e6 }'
+	f=/sys/kernel/debug/ib_mad/ibdevsim0-1/stats
+	[ -f "$f" ] && grep -E '^(unmatched|fc_|dup_|timeouts|retries)' "$f" |
+		tr '\n' ' ' | sed 's/^/# SM port MAD layer: /;s/ *$/\n/'
+	bench_line "ibsim-sa-storm2-$hosts-sm-cpu" \
+		"$(echo "$s0 $s1" | awk '{ printf "%.0f", ($10 - $5) / 1000 }')" \
+		ms
+}
+
+# The storm across two VMs: the requesters' side.  A fat tree of HOSTS + 1
+# hosts whose first host is taken out and its leaf port cabled to the SM
+# VM instead; then every host asks the SA as in ibsim-sa-storm.
+bench_ibsim_sa_storm_req() {
+	local hosts=$1 topo ko out x0 x1 v a t w sm sw swp
+	local q=8 win=2 tmo=2000
+
+	export MS_PEER_ROLE=connect
+	ko=$MS_TOP/build/bench/kmod/$(uname -r)/sa_storm_kmod.ko
+	[ -f "$ko" ] || { echo "# no $ko"; return 1; }
+	topo="python3 $MS_TOP/tools/infiniband/ibdevsim-topo.py"
+	ip addr add 10.12.0.2/24 dev eth0 && ip link set eth0 up &&
+	modprobe ib_umad && modprobe ibdevsim || return 1
+	$topo fattree --hosts $((hosts + 1)) --radix 36 >/tmp/ft.topo || return 1
+	$topo load --map /tmp/ft.map /tmp/ft.topo | sed 's/^/# /' || return 1
+	sm=$(awk '$2 == "0x0002c90300001000" { print $1 }' /tmp/ft.map)
+	read -r sw swp < <(awk -v h="$sm" '$1 == "cable" {
+		if ($2 == h) print $4, $5; else if ($4 == h) print $2, $3 }' \
+		/sys/kernel/debug/ibdevsim/topology)
+	[ -n "$sm" ] && [ -n "$sw" ] || { echo "# no first host in the map"; return 1; }
+	echo "$sm" >/sys/bus/ibdevsim/del_node &&
+	echo "$sw $swp 4792 10.12.0.1:4792" >/sys/bus/ibdevsim/new_remote_cable ||
+		return 1
+	ms_peer_sync cabled >/dev/null || return 1
+	ms_peer_sync swept >/dev/null || return 1
+	v=$(cat /sys/class/infiniband/ibdevsim*/ports/1/state | grep -c ACTIVE)
+	[ "$v" -eq "$hosts" ] || { echo "# $v of $hosts ports ACTIVE"; return 1; }
+	# ib_sa learns the SM's address from the port events of the sweep.
+	sleep 5
+	dmesg -C
+	ms_peer_sync storm >/dev/null || return 1
+	x0=$(xmit_sum 0)
+	insmod "$ko" queries=$q window=$win timeout_ms=$tmo ||
+		{ dmesg | grep sa_storm | sed 's/^/# /'; return 1; }
+	x1=$(xmit_sum 0)
+	ms_peer_sync stormed >/dev/null || return 1
+	out=$(dmesg | grep -o 'sa_storm hosts=.*')
+	echo "# $out"
+	rmmod sa_storm_kmod
+	a=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
+	t=$(grep -o ' timeouts=[0-9]*' <<<"$out") || return 1
+	w=$(grep -o ' wrong=[0-9]*' <<<"$out") || return 1
+	a=${a#*=} t=${t#*=} w=${w#*=}
+	echo "# requesters sent $((x1 - x0)) packets for $((a + t + w)) queries"
+	v=$(grep -o ' goodput=[0-9]*' <<<"$out") || return 1
+	bench_line "ibsim-sa-storm2-$hosts" "${v#*=}" answered/s
+	v=$(grep -o ' p50_us=[0-9]*' <<<"$out") || return 1
+	bench_line "ibsim-sa-storm2-$hosts-p50" "${v#*=}" us
+	v=$(grep -o ' p99_us=[0-9]*' <<<"$out") || return 1
+	bench_line "ibsim-sa-storm2-$hosts-p99" "${v#*=}" us
+	bench_line "ibsim-sa-storm2-$hosts-timeouts" "$t" timeouts
+	bench_line "ibsim-sa-storm2-$hosts-retries" $((x1 - x0 - a - t - w)) retries
+	v=$(grep -o ' starved_hosts=[0-9]*' <<<"$out") || return 1
+	bench_line "ibsim-sa-storm2-$hosts-starved" "${v#*=}" hosts
+}
+
 case "$figure" in
 mad-rr) bench_mad_rr "$@" ;;
 kmad) bench_kmad "$@" ;;
@@ -684,6 +785,8 @@ ibsim-sweep) bench_ibsim_sweep "$@" ;;
 ibsim-kmad) bench_ibsim_kmad "$@" ;;
 ibsim-mad-rr) bench_ibsim_mad_rr "$@" ;;
 ibsim-sa-storm) bench_ibsim_sa_storm "$@" ;;
+ibsim-sa-storm-sm) bench_ibsim_sa_storm_sm "$@" ;;
+ibsim-sa-storm-req) bench_ibsim_sa_storm_req "$@" ;;
 ibsim-srp) bench_ibsim_srp "$@" ;;
 *) echo "# unknown figure $figure"; exit 2 ;;
 esac

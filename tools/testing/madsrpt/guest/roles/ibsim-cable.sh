@@ -6,11 +6,14 @@
 # cable to the other VM's (UDP port 4792 over the wire between them), so
 # every packet between the two HCAs crosses as bytes, LRH to VCRC.
 #
-#   ibsim-cable.sh a   the listening VM (10.12.0.1): HCA 1, GUID
-#                      0x0002c90300001000, runs opensm, which manages both
-#   ibsim-cable.sh b   the connecting VM (10.12.0.2): HCA 2, GUID
-#                      0x0002c90300002000; at the end it writes the
-#                      packet-level fuzz onto the cable (mad_fuzz wire)
+#   ibsim-cable.sh a [N]  the listening VM (10.12.0.1): HCA 1, GUID
+#                      0x0002c90300001000, on port 1 of switch 10, whose
+#                      port 2 is the cable's end; runs opensm, which
+#                      manages both VMs' nodes through the switch
+#   ibsim-cable.sh b [N]  the connecting VM (10.12.0.2): HCA 2, GUID
+#                      0x0002c90300002000, its port the cable's other end;
+#                      at the end it writes N frames of packet-level fuzz
+#                      onto the cable (mad_fuzz wire; 20,000 by default)
 #
 # Each VM serves RMPP transfers (progs/rmpp_umad.c, up to 1 MiB, every
 # byte checked) to the other; each serves an ib_srpt LUN and logs its
@@ -21,7 +24,7 @@
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-side=$1
+side=$1 nfuzz=${2:-20000}
 case "$side" in
 a)	MS_PEER_ROLE=listen me=1 peer=2 ip=10.12.0.1 peer_ip=10.12.0.2 ;;
 b)	MS_PEER_ROLE=connect me=2 peer=1 ip=10.12.0.2 peer_ip=10.12.0.1 ;;
@@ -32,23 +35,37 @@ guid=0x0002c9030000${me}000
 pguid=0002c9030000${peer}001
 dev=ibdevsim0
 sysp=/sys/class/infiniband/$dev/ports/1
-knobs=/sys/kernel/debug/ibdevsim/node$me/port1
+hca_knobs=/sys/kernel/debug/ibdevsim/node$me/port1
+# The port whose end of the cable is this VM's: a switch's on a.
+if [ $side = a ]; then
+	knobs=/sys/kernel/debug/ibdevsim/node10/port2
+else
+	knobs=/sys/kernel/debug/ibdevsim/node2/port1
+fi
 wwn=0xfe80000000000000$(printf '0002c9030000%s001' $me)
 acl=0x0000000000000000$pguid
 
-# Points: 13 on each side (ibsim-cable.sh adds them up for its plan).
-tap_plan 13
+# Points: a 15, b 14 (ibsim-cable.sh adds them up for its plan).
+[ $side = a ] && tap_plan 15 || tap_plan 14
 echo "# $(uname -r): side $side, HCA $me, $ip"
 
 cable() {
+	local sys=/sys/bus/ibdevsim
+
 	ip addr add $ip/24 dev eth0 && ip link set eth0 up &&
 	modprobe ib_umad && modprobe ibdevsim &&
-	echo "$me 1 $guid" >/sys/bus/ibdevsim/new_hca &&
-	echo "$me 1 4792 $peer_ip:4792" >/sys/bus/ibdevsim/new_remote_cable &&
-	ms_wait 120 grep -q LinkUp $sysp/phys_state &&
-	cat /sys/bus/ibdevsim/topology
+	echo "$me 1 $guid" >$sys/new_hca || return 1
+	if [ $side = a ]; then
+		echo "10 4 0x0002c90300010000" >$sys/new_switch &&
+		echo "1 1 10 1" >$sys/new_cable &&
+		echo "10 2 4792 $peer_ip:4792" >$sys/new_remote_cable
+	else
+		echo "$me 1 4792 $peer_ip:4792" >$sys/new_remote_cable
+	fi || return 1
+	ms_wait 120 grep -q "^remote .* up$" $sys/topology &&
+	cat $sys/topology
 }
-tap_check "remote cable to the other VM trains (LinkUp)" cable
+tap_check "remote cable to the other VM trains (link up)" cable
 
 active() {
 	grep -q ACTIVE $sysp/state && [ "$(cat $sysp/lid)" != 0x0 ]
@@ -75,6 +92,17 @@ both_nodes() {
 }
 tap_check "saquery from here lists both HCAs' NodeRecords" \
 	ms_wait 60 both_nodes
+
+# Directed-route SMPs from this VM through the cable and the switch.
+discover() {
+	local out
+
+	out=$(ibnetdiscover -C $dev 2>&1) || { echo "$out"; return 1; }
+	grep -E '^(Switch|Ca)' <<<"$out"
+	[ "$(grep -c '^Ca' <<<"$out")" -eq 2 ] &&
+	[ "$(grep -c '^Switch' <<<"$out")" -eq 1 ]
+}
+tap_check "ibnetdiscover from here: the switch and both HCAs" discover
 
 # RMPP, each side serving the other in turn: a serves first.  Before
 # ib_srpt is loaded: its DM agent would take the DevMgt Set requests.
@@ -114,6 +142,9 @@ target() {
 	ms_srpt_target $wwn /tmp/lun0 $((32 << 20)) 0 $acl
 }
 tap_check "ib_srpt serves a LUN here, ACL for the other VM's ib_srp" target
+# While both logins run, a's end of the cable sends 10% of what crosses
+# it twice: ib_srp, ib_srpt and the MAD layers see the duplicates.
+[ $side = b ] || ms_ibsim_knob 100 duplicate node10/port2
 ms_peer_sync targets >/dev/null
 
 srpdm() {
@@ -144,13 +175,25 @@ io() {
 }
 tap_check "fio writes 8 MiB there and verifies (crc32c)" io
 ms_peer_sync io >/dev/null
+if [ $side = a ]; then
+	dups() {
+		ms_ibsim_knob 0 duplicate node10/port2 || return 1
+		echo "duplicated $(cat $knobs/duplicated)"
+		[ "$(cat $knobs/duplicated)" -gt 0 ]
+	}
+	tap_check "the cable sent copies of 10% of a's packets meanwhile" dups
+fi
 tap_check "logout" ms_srp_logout
 
 # The cable pulled under I/O: b writes to a's LUN while a pulls its end.
 ms_peer_sync pull >/dev/null
 if [ $side = b ]; then
+	# The LinkDownedCounter of this port (PortCounters).
+	link_downed() {
+		perfquery -C $dev | sed -n 's/^LinkDownedCounter:\.*//p'
+	}
 	through_pull() {
-		local r disk line
+		local r disk line ld0 ld1
 
 		line=$(grep "dgid=fe80000000000000$pguid" /tmp/srpdm.out | head -n 1)
 		ms_srp_add_target srp-$dev-1 "$line" && ms_wait 60 ms_srp_disk ||
@@ -160,27 +203,42 @@ if [ $side = b ]; then
 			echo off >"$r/fast_io_fail_tmo" || return 1
 		done
 		disk=$(ms_srp_disk | head -n 1)
+		ld0=$(link_downed)
 		ms_peer_sync writing >/dev/null || return 1
 		ms_fio_verify "$disk" --size=8M --bs=64k --rw=randwrite \
 			--direct=1 --rate=512k >/tmp/fio2.log 2>&1 ||
 			{ tail -n 20 /tmp/fio2.log; return 1; }
 		dmesg | grep -iE "reconnect|srp" | tail -n 4
-		ms_peer_sync written >/dev/null && ms_srp_logout
+		ms_peer_sync written >/dev/null || return 1
+		ld1=$(link_downed)
+		echo "LinkDownedCounter $ld0 before, $ld1 after"
+		[ "$ld1" -gt "$ld0" ] && ms_srp_logout
 	}
-	tap_here "fio writes 8 MiB while the cable is pulled and plugged, verifies" \
+	tap_here "fio writes 8 MiB while the cable is pulled (link down here) and plugged, verifies" \
 		through_pull
 else
+	# b's port goes down with the cable and must be ACTIVE again: read
+	# by LID across the switch, once opensm has swept again.
+	peer_active() {
+		smpquery -C $dev portinfo "$peer_lid" 1 2>/dev/null |
+			grep -q "^LinkState:.*Active"
+	}
 	pull() {
-		local t0
+		local t0 rc=0
 
 		ms_peer_sync writing >/dev/null && sleep 5 &&
 		echo down >$knobs/link && sleep 3 &&
-		grep -q DOWN $sysp/state && echo up >$knobs/link &&
-		t0=$SECONDS && ms_wait 120 active &&
-		echo "port ACTIVE again $((SECONDS - t0)) s after the plug" &&
-		ms_peer_sync written >/dev/null
+		grep "^remote .* pulled$" /sys/bus/ibdevsim/topology || rc=1
+		# Plugged back whatever happened, so that b is not left waiting.
+		echo up >$knobs/link
+		t0=$SECONDS
+		ms_wait 120 peer_active &&
+		echo "the other VM's port ACTIVE $((SECONDS - t0)) s after the plug" ||
+			rc=1
+		ms_peer_sync written >/dev/null || rc=1
+		return $rc
 	}
-	tap_here "cable pulled for 3 s and plugged: opensm resweeps, port ACTIVE" \
+	tap_here "cable pulled for 3 s and plugged: opensm resweeps, b's port ACTIVE" \
 		pull
 fi
 
@@ -190,7 +248,7 @@ ms_build_prog mad_fuzz
 if [ $side = b ]; then
 	ms_peer_sync fuzz >/dev/null
 	fuzz() {
-		/tmp/mad_fuzz -n "${MS_WIRE_FUZZ:-20000}" -l "$peer_lid" \
+		/tmp/mad_fuzz -n "$nfuzz" -l "$peer_lid" \
 			-L "$lid" wire "$peer_ip:4792" >/tmp/wire.out 2>&1
 		local rc=$?
 
@@ -202,9 +260,10 @@ if [ $side = b ]; then
 else
 	snap() {
 		cat $knobs/remote
-		# Not PortInfo's: opensm's PortInfo Sets write those back.
-		echo "pkey_refused $(cat $knobs/pkey_refused)"
-		echo "qkey_refused $(cat $knobs/qkey_refused)"
+		# At the HCA port, through the switch; not PortInfo's
+		# counters: opensm's PortInfo Sets write those back.
+		echo "pkey_refused $(cat $hca_knobs/pkey_refused)"
+		echo "qkey_refused $(cat $hca_knobs/qkey_refused)"
 		sed -n 's/^dropped_invalid /mad_dropped_invalid /p' \
 			/sys/kernel/debug/ib_mad/$dev-1/stats 2>/dev/null
 	}
