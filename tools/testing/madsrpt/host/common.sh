@@ -383,6 +383,17 @@ ms_kmod_vm() {
 		ms_vm_verdict="not ok"
 }
 
+# ms_upstream_built: build pristine 6.12 (incrementally) for a host test
+# that boots it; when that fails, print the one TAP point the test then
+# consists of and fail.
+ms_upstream_built() {
+	"$MS_HARNESS/host/build.sh" upstream \
+		>"$MS_BUILD/logs/build-upstream.log" 2>&1 && return 0
+	echo "1..1"
+	echo "not ok 1 - build the pristine 6.12 kernel (see build/logs/build-upstream.log)"
+	return 1
+}
+
 # ms_rmpp_pair N SRV CLI PORT [ARGS...]: TAP point N, one RMPP run between
 # two VMs joined by a wire on PORT: a VM of kernel SRV (ours or upstream)
 # serves (guest/roles/rmpp-serve.sh ARGS), a VM of kernel CLI sends the

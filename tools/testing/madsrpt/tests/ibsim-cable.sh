@@ -29,11 +29,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/host/common.sh"
 
 ms_lock
-"$here/host/build.sh" upstream >"$MS_BUILD/logs/build-upstream.log" 2>&1 || {
-	echo "1..1"
-	echo "not ok 1 - build the pristine 6.12 kernel (see build/logs/build-upstream.log)"
-	exit 1
-}
+ms_upstream_built || exit 1
 
 # 15 points on a's side and 14 on b's (guest/roles/ibsim-cable.sh), then
 # the capture.  The fuzz is 20,000 frames, 200,000 under make soak.

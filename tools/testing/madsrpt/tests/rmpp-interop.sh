@@ -33,11 +33,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/host/common.sh"
 
 ms_lock
-"$here/host/build.sh" upstream >"$MS_BUILD/logs/build-upstream.log" 2>&1 || {
-	echo "1..1"
-	echo "not ok 1 - build the pristine 6.12 kernel (see build/logs/build-upstream.log)"
-	exit 1
-}
+ms_upstream_built || exit 1
 
 echo "TAP version 13"
 echo "1..2"

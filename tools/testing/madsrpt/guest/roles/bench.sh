@@ -625,8 +625,33 @@ sm_side() {
 	     "$(cpu_busy_us)"
 }
 
+# storm_lines NAME LINE SENT: the BENCH lines of a storm from the
+# module's LINE ("sa_storm hosts=... answered=..."), SENT the packets the
+# requesters' ports sent meanwhile.  Every query answered, timed out or
+# answered wrong left at least once; what the requesters sent beyond
+# that were ib_sa's retries.
+storm_lines() {
+	local name=$1 out=$2 sent=$3 a t w v
+
+	a=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
+	t=$(grep -o ' timeouts=[0-9]*' <<<"$out") || return 1
+	w=$(grep -o ' wrong=[0-9]*' <<<"$out") || return 1
+	a=${a#*=} t=${t#*=} w=${w#*=}
+	echo "# requesters sent $sent packets for $((a + t + w)) queries"
+	v=$(grep -o ' goodput=[0-9]*' <<<"$out") || return 1
+	bench_line "$name" "${v#*=}" answered/s
+	v=$(grep -o ' p50_us=[0-9]*' <<<"$out") || return 1
+	bench_line "$name-p50" "${v#*=}" us
+	v=$(grep -o ' p99_us=[0-9]*' <<<"$out") || return 1
+	bench_line "$name-p99" "${v#*=}" us
+	bench_line "$name-timeouts" "$t" timeouts
+	bench_line "$name-retries" $((sent - a - t - w)) retries
+	v=$(grep -o ' starved_hosts=[0-9]*' <<<"$out") || return 1
+	bench_line "$name-starved" "${v#*=}" hosts
+}
+
 bench_ibsim_sa_storm() {
-	local hosts=$1 topo ko out x0 x1 v a t w s0 s1
+	local hosts=$1 topo ko out x0 x1 v s0 s1
 	local q=8 win=2 tmo=2000
 
 	ko=$MS_TOP/build/bench/kmod/$(uname -r)/sa_storm_kmod.ko
@@ -661,30 +686,14 @@ bench_ibsim_sa_storm() {
 			tr '\n' ' ' | sed "s|^|# since boot, ${v#/sys/kernel/debug/ib_mad/}: |;s/ *$/\n/"
 	done
 	rmmod sa_storm_kmod
-	a=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
-	t=$(grep -o ' timeouts=[0-9]*' <<<"$out") || return 1
-	w=$(grep -o ' wrong=[0-9]*' <<<"$out") || return 1
-	a=${a#*=} t=${t#*=} w=${w#*=}
-	# Every query answered, timed out or answered wrong left at least
-	# once; what the requesters sent beyond that were ib_sa's retries.
-	echo "# requesters sent $((x1 - x0)) packets for $((a + t + w)) queries"
-	v=$(grep -o ' goodput=[0-9]*' <<<"$out") || return 1
-	bench_line "ibsim-sa-storm-$hosts" "${v#*=}" answered/s
-	v=$(grep -o ' p50_us=[0-9]*' <<<"$out") || return 1
-	bench_line "ibsim-sa-storm-$hosts-p50" "${v#*=}" us
-	v=$(grep -o ' p99_us=[0-9]*' <<<"$out") || return 1
-	bench_line "ibsim-sa-storm-$hosts-p99" "${v#*=}" us
-	bench_line "ibsim-sa-storm-$hosts-timeouts" "$t" timeouts
-	bench_line "ibsim-sa-storm-$hosts-retries" $((x1 - x0 - a - t - w)) retries
-	v=$(grep -o ' starved_hosts=[0-9]*' <<<"$out") || return 1
-	bench_line "ibsim-sa-storm-$hosts-starved" "${v#*=}" hosts
+	storm_lines "ibsim-sa-storm-$hosts" "$out" $((x1 - x0))
 }
 
 # The storm across two VMs: the SM's side.  Its HCA is the first host of
 # the fat tree (GUID 0x0002c90300001000, where opensm runs in the one-VM
 # figure), plugged into a remote cable to the requesters' VM.
 bench_ibsim_sa_storm_sm() {
-	local hosts=$1 s0 s1
+	local hosts=$1 s0 s1 f
 
 	export MS_PEER_ROLE=listen
 	ip addr add 10.12.0.1/24 dev eth0 && ip link set eth0 up &&
@@ -718,7 +727,7 @@ bench_ibsim_sa_storm_sm() {
 # hosts whose first host is taken out and its leaf port cabled to the SM
 # VM instead; then every host asks the SA as in ibsim-sa-storm.
 bench_ibsim_sa_storm_req() {
-	local hosts=$1 topo ko out x0 x1 v a t w sm sw swp
+	local hosts=$1 topo ko out x0 x1 v sm sw swp
 	local q=8 win=2 tmo=2000
 
 	export MS_PEER_ROLE=connect
@@ -753,21 +762,7 @@ bench_ibsim_sa_storm_req() {
 	out=$(dmesg | grep -o 'sa_storm hosts=.*')
 	echo "# $out"
 	rmmod sa_storm_kmod
-	a=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
-	t=$(grep -o ' timeouts=[0-9]*' <<<"$out") || return 1
-	w=$(grep -o ' wrong=[0-9]*' <<<"$out") || return 1
-	a=${a#*=} t=${t#*=} w=${w#*=}
-	echo "# requesters sent $((x1 - x0)) packets for $((a + t + w)) queries"
-	v=$(grep -o ' goodput=[0-9]*' <<<"$out") || return 1
-	bench_line "ibsim-sa-storm2-$hosts" "${v#*=}" answered/s
-	v=$(grep -o ' p50_us=[0-9]*' <<<"$out") || return 1
-	bench_line "ibsim-sa-storm2-$hosts-p50" "${v#*=}" us
-	v=$(grep -o ' p99_us=[0-9]*' <<<"$out") || return 1
-	bench_line "ibsim-sa-storm2-$hosts-p99" "${v#*=}" us
-	bench_line "ibsim-sa-storm2-$hosts-timeouts" "$t" timeouts
-	bench_line "ibsim-sa-storm2-$hosts-retries" $((x1 - x0 - a - t - w)) retries
-	v=$(grep -o ' starved_hosts=[0-9]*' <<<"$out") || return 1
-	bench_line "ibsim-sa-storm2-$hosts-starved" "${v#*=}" hosts
+	storm_lines "ibsim-sa-storm2-$hosts" "$out" $((x1 - x0))
 }
 
 case "$figure" in
