@@ -358,8 +358,12 @@ static int ibdevsim_remote_rcv(struct sock *sk, struct sk_buff *skb)
 	const u8 *buf;
 	u32 len;
 
-	if (!r || skb_linearize(skb))
+	if (!r)
 		goto out;
+	if (skb_linearize(skb)) {
+		ibdevsim_remote_count(r, REM_RX_NOMEM);
+		goto out;
+	}
 	if (ip_hdr(skb)->saddr != r->peer.sin_addr.s_addr) {
 		ibdevsim_remote_count(r, REM_RX_FOREIGN);
 		goto out;
