@@ -117,7 +117,7 @@ rmpp_serve() {
 }
 rmpp_client() {
 	# The responder registers its agents after the meeting.
-	sleep 5
+	sleep 3
 	/tmp/rmpp_umad -d $dev -p 1 -l "$peer_lid" -M 1048576 client \
 		fe80000000000000$pguid >/tmp/rmpp.out 2>&1
 	local rc=$?
