@@ -426,6 +426,9 @@ static struct ibdevsim_port *ibdevsim_cable_xmit(struct ibdevsim_port *out,
 	mtu = in ? ibdevsim_port_mtu(in) : ibdevsim_remote_mtu(remote);
 	if (!pkt->vl15 && pkt->len > min(ibdevsim_port_mtu(out), mtu))
 		goto discard;
+	/* Checked before the knobs, so that what is counted as sent is. */
+	if (remote && ibdevsim_remote_full_locked(remote))
+		goto discard;
 	if (!ibdevsim_fault_apply_locked(out, pkt)) {
 		in = NULL;
 	} else {

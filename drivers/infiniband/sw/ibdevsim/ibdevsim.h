@@ -1026,6 +1026,7 @@ int ibdevsim_remote_plug(struct ibdevsim_port *port, u16 lport, __be32 addr,
 int ibdevsim_remote_unplug(struct ibdevsim_port *port);
 void ibdevsim_remote_set_link(struct ibdevsim_port *port, bool up);
 u32 ibdevsim_remote_mtu(struct ibdevsim_remote *r);
+bool ibdevsim_remote_full_locked(struct ibdevsim_remote *r);
 void ibdevsim_remote_queue_locked(struct ibdevsim_remote *r,
 				  struct ibdevsim_pkt *pkt);
 void ibdevsim_remote_describe(struct ibdevsim_remote *r, u32 id, u32 num,

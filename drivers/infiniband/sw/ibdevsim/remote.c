@@ -90,7 +90,8 @@ static const char * const ibdevsim_remote_stat_names[REM_NSTATS] = {
  * @lport: the local UDP port
  * @lock: protects @txq, @txq_len, @stopping and the @peer_* fields
  * @txq: packets waiting for @tx_work, oldest first
- * @txq_len: entries in @txq
+ * @txq_len: entries in @txq (changed under @lock, read without it by
+ *	     ibdevsim_remote_full_locked())
  * @stopping: the cable is being removed: @link_work does not re-arm
  * @heard: a link frame from the other end has arrived
  * @last_rx: when (jiffies) the last frame of the other end arrived
@@ -148,34 +149,38 @@ u32 ibdevsim_remote_mtu(struct ibdevsim_remote *r)
 }
 
 /**
- * ibdevsim_remote_queue_locked() - hand a packet to a remote cable
+ * ibdevsim_remote_full_locked() - may a remote cable take no more packets?
  * @r: the cable
+ *
+ * When %IBDEVSIM_REMOTE_TXQ_MAX packets wait for the transmit work, the
+ * port discards the next, as a port with no credits left does.  Only a
+ * sender holding the port's node lock adds to the queue, so the answer
+ * holds until that lock is dropped.
+ *
+ * Context: the node lock of @r's port held.
+ * Return: true when the queue is full.
+ */
+bool ibdevsim_remote_full_locked(struct ibdevsim_remote *r)
+{
+	return READ_ONCE(r->txq_len) >= IBDEVSIM_REMOTE_TXQ_MAX;
+}
+
+/**
+ * ibdevsim_remote_queue_locked() - hand a packet to a remote cable
+ * @r: the cable, not full (ibdevsim_remote_full_locked())
  * @pkt: the packet, which the cable owns from now on
  *
- * The packet is sent by the cable's transmit work.  When
- * %IBDEVSIM_REMOTE_TXQ_MAX packets are waiting it is discarded and
- * counted in the port's PortXmitDiscards, as a port with no credits
- * left discards.
+ * The packet is sent by the cable's transmit work.
  *
  * Context: the node lock of @r's port held.
  */
 void ibdevsim_remote_queue_locked(struct ibdevsim_remote *r,
 				  struct ibdevsim_pkt *pkt)
 {
-	bool full;
-
 	spin_lock(&r->lock);
-	full = r->txq_len >= IBDEVSIM_REMOTE_TXQ_MAX;
-	if (!full) {
-		list_add_tail(&pkt->list, &r->txq);
-		r->txq_len++;
-	}
+	list_add_tail(&pkt->list, &r->txq);
+	WRITE_ONCE(r->txq_len, r->txq_len + 1);
 	spin_unlock(&r->lock);
-	if (full) {
-		r->port->cnt.xmit_discards++;
-		ibdevsim_pkt_free(pkt);
-		return;
-	}
 	queue_work(ibdevsim_wq, &r->tx_work);
 }
 
@@ -217,7 +222,7 @@ static void ibdevsim_remote_tx_work(struct work_struct *work)
 					       list);
 		if (pkt) {
 			list_del_init(&pkt->list);
-			r->txq_len--;
+			WRITE_ONCE(r->txq_len, r->txq_len - 1);
 		}
 		spin_unlock_irq(&r->lock);
 		if (!pkt)
