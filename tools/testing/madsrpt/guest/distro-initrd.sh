@@ -14,7 +14,9 @@
 for m in $(/bin/busybox cat /mods/order); do
 	/bin/busybox insmod "/mods/$m" || echo "initrd: insmod $m failed" >/dev/console
 done
-if ! /bin/busybox mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000 \
+# The 9p options are vm.sh's rootflags= (msize, cache), as for our kernels.
+flags=$(/bin/busybox sed -n 's/.*[[:space:]]rootflags=\([^[:space:]]*\).*/\1/p' /proc/cmdline)
+if ! /bin/busybox mount -t 9p -o "ro,${flags:-trans=virtio,version=9p2000.L}" \
 	/dev/root /newroot; then
 	echo "initrd: cannot mount the host root" >/dev/console
 	echo "MADSRPT-EXIT 1" >/dev/console

@@ -88,7 +88,15 @@ out=${out:-$log.out}
 khz=$(awk '/^cpu MHz/ { printf "%d", $4 * 1000; exit }' /proc/cpuinfo)
 
 cmdline="console=ttyS0 root=/dev/root rootfstype=9p ro"
+# cache=loose: the guest caches what it reads of the host root (data,
+# attributes, lookups) instead of asking the host each time; a test VM
+# boots about 5 s sooner under TCG and python (targetcli) starts a third
+# faster.  It is safe because the root is read-only and nothing a guest
+# reads changes on the host while that guest runs: scripts, programs and
+# modules are all written before the boot, and the VMs of a two-VM test
+# meet over the wire, not through files.  MS_9P_CACHE=none turns it off.
 cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=512000"
+[ "${MS_9P_CACHE:-loose}" = none ] || cmdline+=",cache=${MS_9P_CACHE:-loose}"
 cmdline+=" init=$MS_HARNESS/guest/init.sh panic=-1"
 cmdline+=" tsc_early_khz=$khz tsc=reliable hung_task_panic=0"
 cmdline+=" ms_krel=$krel ms_mods=$obj/mods ms_harness=$MS_HARNESS"
