@@ -1007,10 +1007,12 @@ static void srpt_release_channel_work(struct work_struct *w)
 	/* A channel closed during its login may still be getting a session. */
 	wait_for_completion(&ch->login_done);
 	srpt_drain_recv(ch);
-	if (ch->sess) {
+	if (ch->sess)
 		target_stop_session(ch->sess);
+	/* The send queue is drained: nothing would post what still waits. */
+	srpt_close_rsp_backlog(ch);
+	if (ch->sess)
 		target_wait_for_sess_cmds(ch->sess);
-	}
 	srpt_ch_return_waiting(ch);
 	if (ch->sess)
 		target_remove_session(ch->sess);
@@ -1056,6 +1058,8 @@ void srpt_init_ch(struct srpt_rdma_ch *ch, struct srpt_port *sport)
 	ch->state = CH_CONNECTING;
 	INIT_LIST_HEAD(&ch->list);
 	INIT_LIST_HEAD(&ch->cmd_wait_list);
+	spin_lock_init(&ch->rsp_lock);
+	INIT_LIST_HEAD(&ch->rsp_backlog);
 	INIT_WORK(&ch->release_work, srpt_release_channel_work);
 	INIT_WORK(&ch->fatal_work, srpt_ch_fatal_work);
 	ch->zw_live_cqe.done = srpt_zerolength_write_done;

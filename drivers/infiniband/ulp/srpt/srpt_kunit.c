@@ -1902,7 +1902,7 @@ static void srpt_test_get_send_ioctx(struct kunit *test)
 
 /*
  * The RDMA READs of a write take their slots of the send queue or are not
- * posted at all: LIO retries on -ENOMEM.
+ * posted at all: LIO retries on -EAGAIN.
  */
 static void srpt_test_write_pending_slots(struct kunit *test)
 {
@@ -1918,7 +1918,7 @@ static void srpt_test_write_pending_slots(struct kunit *test)
 	ioctx->n_rdma = 3;
 
 	atomic_set(&ch->sq_wr_avail, 2);
-	KUNIT_EXPECT_EQ(test, srpt_write_pending(&ioctx->cmd), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, srpt_write_pending(&ioctx->cmd), -EAGAIN);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 2);
 	KUNIT_EXPECT_EQ(test, h->sends, 0);
 	KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_NEED_DATA);
@@ -1959,7 +1959,7 @@ static void srpt_test_queue_response_slots(struct kunit *test)
 	atomic_set(&ch->req_lim_delta, 2);
 
 	atomic_set(&ch->sq_wr_avail, 3);
-	KUNIT_EXPECT_EQ(test, srpt_queue_response(&ioctx->cmd), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, srpt_queue_response(&ioctx->cmd), -EAGAIN);
 	KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_NEW);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 3);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim), 0);
@@ -1976,6 +1976,72 @@ static void srpt_test_queue_response_slots(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsp->opcode, SRP_RSP);
 	KUNIT_EXPECT_EQ(test, rsp->tag, 11);
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(rsp->req_lim_delta), 3);
+}
+
+/*
+ * A status-only response and a TMF response that find the send queue full
+ * are not dropped (LIO retries neither): they wait, and the completion that
+ * frees a slot posts the first of them with the credits due then. The
+ * release of the channel drops what still waits, its credit kept for the
+ * next response.
+ */
+static void srpt_test_rsp_backlog(struct kunit *test)
+{
+	struct srpt_send_ioctx *busy, *st, *tmf;
+	struct ib_wc wc = { .status = IB_WC_SUCCESS };
+	struct srpt_rdma_ch *ch;
+	struct srp_rsp *rsp;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	atomic_set(&ch->req_lim_delta, 0);
+	atomic_set(&ch->sq_wr_avail, 1);
+	busy = fake_rsp_ioctx(test, ch);
+	srpt_send_local_tmf_rsp(ch, busy, SRPT_TMF_COMPLETE, 20);
+	KUNIT_ASSERT_EQ(test, h->sends, 1);
+	KUNIT_ASSERT_EQ(test, atomic_read(&ch->sq_wr_avail), 0);
+
+	/* A write's status: LIO holds a reference besides the response's. */
+	st = fake_rsp_ioctx(test, ch);
+	rsp = st->ioctx.buf;
+	st->state = SRPT_STATE_NEW;
+	st->cmd.tag = 21;
+	st->cmd.data_direction = DMA_TO_DEVICE;
+	st->cmd.sense_buffer = st->sense_data;
+	kref_init(&st->cmd.cmd_kref);
+	kref_get(&st->cmd.cmd_kref);
+	KUNIT_EXPECT_EQ(test, srpt_queue_status(&st->cmd), 0);
+	KUNIT_EXPECT_EQ(test, h->sends, 1);
+	KUNIT_EXPECT_EQ(test, kref_read(&st->cmd.cmd_kref), 2);
+	KUNIT_EXPECT_EQ(test, st->state, SRPT_STATE_CMD_RSP_SENT);
+
+	tmf = fake_rsp_ioctx(test, ch);
+	srpt_send_local_tmf_rsp(ch, tmf, SRPT_TMF_FAILED, 22);
+	KUNIT_EXPECT_EQ(test, h->sends, 1);
+	KUNIT_EXPECT_EQ(test, tmf->state, SRPT_STATE_MGMT_RSP_SENT);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 0);
+
+	/* The first response completes: its slot goes to the status. */
+	wc.wr_cqe = &busy->ioctx.cqe;
+	wc.qp = &h->qp;
+	srpt_send_done(NULL, &wc);
+	KUNIT_EXPECT_EQ(test, busy->state, SRPT_STATE_DONE);
+	KUNIT_EXPECT_EQ(test, h->sends, 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 0);
+	KUNIT_EXPECT_EQ(test, rsp->tag, 21);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(rsp->req_lim_delta), 1);
+	KUNIT_EXPECT_EQ(test, tmf->state, SRPT_STATE_MGMT_RSP_SENT);
+
+	/* Released with the TMF's response still waiting: dropped. */
+	srpt_close_rsp_backlog(ch);
+	KUNIT_EXPECT_EQ(test, tmf->state, SRPT_STATE_DONE);
+	KUNIT_EXPECT_EQ(test, h->sends, 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim_delta), 1);
+	/* From now on a response that finds no room is dropped at once. */
+	tmf = fake_rsp_ioctx(test, ch);
+	srpt_send_local_tmf_rsp(ch, tmf, SRPT_TMF_COMPLETE, 23);
+	KUNIT_EXPECT_EQ(test, tmf->state, SRPT_STATE_DONE);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim_delta), 2);
 }
 
 static struct kunit_case srpt_test_cases[] = {
@@ -2015,6 +2081,7 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE(srpt_test_get_send_ioctx),
 	KUNIT_CASE(srpt_test_write_pending_slots),
 	KUNIT_CASE(srpt_test_queue_response_slots),
+	KUNIT_CASE(srpt_test_rsp_backlog),
 	{}
 };
 

@@ -87,7 +87,7 @@ static int srpt_init_nodeacl(struct se_node_acl *se_nacl, const char *name)
 }
 
 /*
- * -ENOMEM when the send queue is full: LIO then queues the command on its
+ * -EAGAIN when the send queue is full: LIO then queues the command on its
  * device's queue-full list and calls here again from its work.
  */
 static int srpt_queue_data_in(struct se_cmd *cmd)
@@ -95,14 +95,10 @@ static int srpt_queue_data_in(struct se_cmd *cmd)
 	return srpt_queue_response(cmd);
 }
 
-/* LIO has no retry for TMF responses: one that does not fit is dropped. */
+/* LIO has no retry for TMF responses: one that does not fit waits. */
 static void srpt_queue_tm_rsp(struct se_cmd *cmd)
 {
-	int ret = srpt_queue_response(cmd);
-
-	if (ret)
-		srpt_drop_rsp(container_of(cmd, struct srpt_send_ioctx, cmd),
-			      ret);
+	srpt_send_response(cmd, true);
 }
 
 static int srpt_enable_tpg(struct se_portal_group *se_tpg, bool enable)

@@ -229,6 +229,9 @@ struct srpt_rw_ctx {
  * @charged: bytes of data buffers charged to the channel's budget.
  * @queue_status_only: send status without the data of a read.
  * @local: the response was built by ib_srpt, LIO never saw the request.
+ * @rsp_len: length of the response built in @ioctx while it waits in
+ *	srpt_rdma_ch.rsp_backlog.
+ * @rsp_entry: entry in srpt_rdma_ch.rsp_backlog.
  * @sense_data: sense buffer handed to LIO.
  * @cmd: LIO command.
  */
@@ -249,6 +252,8 @@ struct srpt_send_ioctx {
 	u32			charged;
 	bool			queue_status_only;
 	bool			local;
+	u32			rsp_len;
+	struct list_head	rsp_entry;
 	u8			sense_data[TRANSPORT_SENSE_BUFFER];
 	struct se_cmd		cmd;
 };
@@ -305,6 +310,14 @@ enum srpt_ch_state {
  * @list: entry in srpt_nexus.ch_list, protected by srpt_port.mutex.
  * @cmd_wait_list: IUs received before the channel went live or while no send
  *	context was free. Only touched from the channel's CQ context.
+ * @rsp_lock: protects @rsp_backlog and @rsp_backlog_closed, and orders the
+ *	posts of the responses taken off @rsp_backlog.
+ * @rsp_backlog: status-only and TMF responses that found the send queue
+ *	full; posted, in order, as completions free slots
+ *	(srpt_post_rsp_backlog()).
+ * @rsp_backlog_closed: set by the release work once the send queue is
+ *	drained: no completion will come to post a response any more, so
+ *	one that finds no room is dropped.
  * @pkey: partition key of the connection.
  * @sess: LIO session.
  * @nacl: the ACL that admitted the login; only compared, never
@@ -364,6 +377,9 @@ struct srpt_rdma_ch {
 	struct srpt_recv_ioctx	**ioctx_recv_ring;
 	struct list_head	list;
 	struct list_head	cmd_wait_list;
+	spinlock_t		rsp_lock;	/* protects @rsp_backlog, @rsp_backlog_closed */
+	struct list_head	rsp_backlog;
+	bool			rsp_backlog_closed;
 	u16			pkey;
 	struct se_session	*sess;
 	const struct se_node_acl *nacl;
@@ -672,8 +688,11 @@ bool srpt_test_and_set_cmd_state(struct srpt_send_ioctx *ioctx,
 				 enum srpt_command_state old,
 				 enum srpt_command_state new);
 int srpt_write_pending(struct se_cmd *se_cmd);
+int srpt_send_response(struct se_cmd *cmd, bool may_wait);
 int srpt_queue_response(struct se_cmd *cmd);
 void srpt_drop_rsp(struct srpt_send_ioctx *ioctx, int err);
+void srpt_post_rsp_backlog(struct srpt_rdma_ch *ch);
+void srpt_close_rsp_backlog(struct srpt_rdma_ch *ch);
 int srpt_queue_status(struct se_cmd *cmd);
 void srpt_aborted_task(struct se_cmd *cmd);
 void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx);

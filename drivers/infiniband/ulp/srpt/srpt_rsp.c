@@ -6,7 +6,10 @@
  *
  * Send queue slots are accounted in srpt_rdma_ch.sq_wr_avail: a command
  * reserves one slot for its SRP_RSP plus the work requests of its data
- * transfer before posting, and gets them back on completion.
+ * transfer before posting, and gets them back on completion.  A response
+ * that finds too few slots is tried again: a read's by LIO (queue_data_in
+ * returns -EAGAIN), a status-only or TMF response, which LIO does not
+ * retry, from srpt_rdma_ch.rsp_backlog when a completion gives slots back.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -19,6 +22,21 @@
 #include <kunit/visibility.h>
 
 #include "srpt_priv.h"
+
+/*
+ * A completion gives @n send queue slots back; responses waiting for room
+ * get their turn. The barrier pairs with the fully ordered slot take of
+ * srpt_post_in_slots() that srpt_defer_rsp() makes after it queued a
+ * response: either that take sees these slots, or this sees the response.
+ */
+static void srpt_return_slots(struct srpt_rdma_ch *ch, u32 n)
+{
+	atomic_add(n, &ch->sq_wr_avail);
+	/* The slots before the look at the backlog, see above. */
+	smp_mb__after_atomic();
+	if (unlikely(!list_empty(&ch->rsp_backlog)))
+		srpt_post_rsp_backlog(ch);
+}
 
 /**
  * srpt_abort_cmd - fail a write command whose data could not be fetched
@@ -56,7 +74,7 @@ static void srpt_rdma_read_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct srpt_send_ioctx, rdma_cqe);
 	struct srpt_rdma_ch *ch = ioctx->ch;
 
-	atomic_add(ioctx->n_rdma, &ch->sq_wr_avail);
+	srpt_return_slots(ch, ioctx->n_rdma);
 	ioctx->n_rdma = 0;
 	if (!srpt_test_and_set_cmd_state(ioctx, SRPT_STATE_NEED_DATA,
 					 SRPT_STATE_DATA_IN)) {
@@ -177,13 +195,13 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_build_tskmgmt_rsp);
  * it back); requests that do not all fit are not posted at all.
  *
  * Context: any context.
- * Return: 0, -ENOMEM when too few slots are free (retry after completions)
+ * Return: 0, -EAGAIN when too few slots are free (retry after completions)
  * or the error of ib_post_send(); the slots are only kept on success.
  */
 static int srpt_post_in_slots(struct srpt_rdma_ch *ch,
 			      struct ib_send_wr *first, u32 slots)
 {
-	int ret = -ENOMEM;
+	int ret = -EAGAIN;
 
 	if (atomic_sub_return(slots, &ch->sq_wr_avail) >= 0) {
 		ret = ib_post_send(ch->qp, first, NULL);
@@ -255,13 +273,122 @@ static void srpt_put_local_ioctx(struct srpt_send_ioctx *ioctx)
 	target_free_tag(ioctx->ch->sess, &ioctx->cmd);
 }
 
+/*
+ * End a response that will not be sent: LIO's command is released, a
+ * context LIO never saw goes back to the tag pool. Either way the request's
+ * credit goes back with the next response.
+ */
+static void srpt_end_unsent_rsp(struct srpt_send_ioctx *ioctx, int err)
+{
+	if (!ioctx->local) {
+		srpt_drop_rsp(ioctx, err);
+		return;
+	}
+	srpt_return_credit(ioctx);
+	srpt_put_local_ioctx(ioctx);
+}
+
+/*
+ * Queue the response built in @ioctx (@len bytes), which found the send
+ * queue full, on the channel's backlog; the command is already in the state
+ * its response puts it in. Returns false when the channel is being
+ * released: the caller drops the response. Once this returns true the
+ * response may have been posted, and completed, already.
+ */
+static bool srpt_defer_rsp(struct srpt_send_ioctx *ioctx, int len)
+{
+	struct srpt_rdma_ch *ch = ioctx->ch;
+	unsigned long flags;
+	bool queued;
+
+	ioctx->rsp_len = len;
+	spin_lock_irqsave(&ch->rsp_lock, flags);
+	queued = !ch->rsp_backlog_closed;
+	if (queued)
+		list_add_tail(&ioctx->rsp_entry, &ch->rsp_backlog);
+	spin_unlock_irqrestore(&ch->rsp_lock, flags);
+	/* Slots a completion gave back since our try found no one waiting. */
+	if (queued)
+		srpt_post_rsp_backlog(ch);
+	return queued;
+}
+
+/**
+ * srpt_post_rsp_backlog - post the responses waiting for send queue room
+ * @ch: the channel.
+ *
+ * In the order they came, as long as there is room; each takes the credits
+ * due at the moment it is posted. One that cannot be posted for another
+ * reason than room is dropped.
+ *
+ * Context: any context.
+ */
+void srpt_post_rsp_backlog(struct srpt_rdma_ch *ch)
+{
+	struct srpt_send_ioctx *ioctx, *next;
+	LIST_HEAD(failed);
+	struct ib_send_wr send;
+	unsigned long flags;
+	struct ib_sge sge;
+	int ret = 0;
+
+	spin_lock_irqsave(&ch->rsp_lock, flags);
+	list_for_each_entry_safe(ioctx, next, &ch->rsp_backlog, rsp_entry) {
+		struct srp_rsp *rsp = ioctx->ioctx.buf;
+
+		/* Off the list first: once posted, it may complete at once. */
+		list_del(&ioctx->rsp_entry);
+		rsp->req_lim_delta = cpu_to_be32(srpt_take_credits(ch));
+		ret = srpt_post_rsp(ch, ioctx, &send, &send, &sge,
+				    ioctx->rsp_len);
+		if (ret == -EAGAIN) {
+			list_add(&ioctx->rsp_entry, &ch->rsp_backlog);
+			break;
+		}
+		if (ret)
+			list_add_tail(&ioctx->rsp_entry, &failed);
+	}
+	spin_unlock_irqrestore(&ch->rsp_lock, flags);
+
+	list_for_each_entry_safe(ioctx, next, &failed, rsp_entry)
+		srpt_end_unsent_rsp(ioctx, -EIO);
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_post_rsp_backlog);
+
+/**
+ * srpt_close_rsp_backlog - drop the responses still waiting for room
+ * @ch: the channel, its send queue drained: no completion will come to
+ *	post them.
+ *
+ * Responses that find the send queue full from now on are dropped at once.
+ *
+ * Context: process context (the release work), before it waits for the
+ * session's commands, which these responses hold.
+ */
+void srpt_close_rsp_backlog(struct srpt_rdma_ch *ch)
+{
+	struct srpt_send_ioctx *ioctx, *next;
+	LIST_HEAD(waiting);
+
+	spin_lock_irq(&ch->rsp_lock);
+	ch->rsp_backlog_closed = true;
+	list_splice_init(&ch->rsp_backlog, &waiting);
+	spin_unlock_irq(&ch->rsp_lock);
+
+	list_for_each_entry_safe(ioctx, next, &waiting, rsp_entry)
+		srpt_end_unsent_rsp(ioctx, -ESHUTDOWN);
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_close_rsp_backlog);
+
 /**
  * srpt_send_local_tmf_rsp - answer a TMF that LIO could not take
  * @ch: the channel.
  * @ioctx: context of the request; it is returned to the tag pool when the
- *	response has been sent or could not be posted.
+ *	response has been sent or cannot be.
  * @code: RESPONSE CODE.
  * @tag: tag of the SRP_TSK_MGMT.
+ *
+ * A response that finds the send queue full waits for room.
  *
  * Context: CQ context.
  */
@@ -270,15 +397,15 @@ void srpt_send_local_tmf_rsp(struct srpt_rdma_ch *ch,
 {
 	struct ib_send_wr send;
 	struct ib_sge sge;
-	int len;
+	int len, ret;
 
 	ioctx->local = true;
 	ioctx->state = SRPT_STATE_MGMT_RSP_SENT;
 	len = srpt_build_tskmgmt_rsp(ch, ioctx, code, tag);
-	if (srpt_post_rsp(ch, ioctx, &send, &send, &sge, len)) {
-		srpt_return_credit(ioctx);
-		srpt_put_local_ioctx(ioctx);
-	}
+	ret = srpt_post_rsp(ch, ioctx, &send, &send, &sge, len);
+	if (!ret || (ret == -EAGAIN && srpt_defer_rsp(ioctx, len)))
+		return;
+	srpt_end_unsent_rsp(ioctx, ret);
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_send_local_tmf_rsp);
 
@@ -324,7 +451,7 @@ void srpt_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct srpt_send_ioctx, ioctx.cqe);
 	struct srpt_rdma_ch *ch = ioctx->ch;
 
-	atomic_add(1 + ioctx->n_rdma, &ch->sq_wr_avail);
+	srpt_return_slots(ch, 1 + ioctx->n_rdma);
 	if (unlikely(wc->status != IB_WC_SUCCESS))
 		srpt_ch_send_failed(ch, wc, "sending a response");
 	kref_get(&ch->kref);
@@ -345,7 +472,7 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_send_done);
  * command.
  *
  * Context: LIO callback; may be the CQ context.
- * Return: 0, or -ENOMEM when the send queue is full so that LIO retries,
+ * Return: 0, or -EAGAIN when the send queue is full so that LIO retries,
  * or the error of posting.
  */
 int srpt_write_pending(struct se_cmd *se_cmd)
@@ -433,23 +560,26 @@ static enum srpt_command_state srpt_rsp_state(enum srpt_command_state s)
 }
 
 /**
- * srpt_queue_response - send the response of a command or TMF
+ * srpt_send_response - send the response of a command or TMF
  * @cmd: the command.
+ * @may_wait: a response that finds the send queue full may wait in the
+ *	channel's backlog; for a status-only or TMF response, which LIO does
+ *	not try again.
  *
  * For a successful read the RDMA WRITEs of its data are chained in front of
- * the SRP_RSP. When the send queue has no room for them (other commands'
- * transfers fill it), nothing is posted and the command stays as it was, so
- * that the caller can try again: LIO does for -ENOMEM from queue_data_in.
- * Other failures end the command without a response; the initiator's
- * timeout handling recovers it.
+ * the SRP_RSP. When the send queue has no room (other commands' transfers
+ * fill it), the response waits for room if @may_wait; otherwise nothing is
+ * posted and the command stays as it was, so that the caller can try
+ * again: LIO does for -EAGAIN from queue_data_in. Other failures end the
+ * command without a response; the initiator's timeout handling recovers it.
  *
  * Context: LIO callback. For a read whose data is shorter than its buffers
  * process context (LIO's completion work), as it may sleep; otherwise any
  * context, possibly the CQ context.
- * Return: 0 when the response was posted or the command ended, -ENOMEM
- * when it should be tried again.
+ * Return: 0 when the response was posted, queued or the command ended,
+ * -EAGAIN or -ENOMEM when it should be tried again (never if @may_wait).
  */
-int srpt_queue_response(struct se_cmd *cmd)
+int srpt_send_response(struct se_cmd *cmd, bool may_wait)
 {
 	struct srpt_send_ioctx *ioctx =
 		container_of(cmd, struct srpt_send_ioctx, cmd);
@@ -472,11 +602,32 @@ int srpt_queue_response(struct se_cmd *cmd)
 	ret = len < 0 ? len : srpt_post_rsp(ch, ioctx, first, &send, &sge, len);
 	if (!ret)
 		return 0;
+	/* Only a response without RDMA WRITEs was built to wait as it is. */
+	if (ret == -EAGAIN && may_wait && first == &send &&
+	    srpt_defer_rsp(ioctx, len))
+		return 0;
 	ioctx->state = was;
-	if (ret == -ENOMEM)
+	/* LIO's queue-full work retries both. */
+	if ((ret == -EAGAIN || ret == -ENOMEM) && !may_wait)
 		return ret;
 	srpt_drop_rsp(ioctx, ret);
 	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_send_response);
+
+/**
+ * srpt_queue_response - send the response of a command, LIO retrying
+ * @cmd: the command.
+ *
+ * srpt_send_response() without the backlog: the queue_data_in callback,
+ * whose -EAGAIN and -ENOMEM LIO retries from its queue-full work.
+ *
+ * Context: as srpt_send_response().
+ * Return: 0, or -EAGAIN or -ENOMEM when LIO should try again.
+ */
+int srpt_queue_response(struct se_cmd *cmd)
+{
+	return srpt_send_response(cmd, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_queue_response);
 
@@ -502,9 +653,9 @@ void srpt_drop_rsp(struct srpt_send_ioctx *ioctx, int err)
  * srpt_queue_status - send a status-only response
  * @cmd: the command.
  *
- * Not retried: LIO ignores what queue_status returns on some of its paths
+ * LIO ignores what queue_status returns on some of its paths
  * (target_send_busy(), aborts), so a response that finds the send queue
- * full is dropped here, as any other that cannot be posted.
+ * full waits in the channel's backlog for a completion to make room.
  *
  * Context: LIO callback; must not sleep.
  * Return: 0.
@@ -513,15 +664,12 @@ int srpt_queue_status(struct se_cmd *cmd)
 {
 	struct srpt_send_ioctx *ioctx =
 		container_of(cmd, struct srpt_send_ioctx, cmd);
-	int ret;
 
 	WARN_ON_ONCE(ioctx->sense_data != cmd->sense_buffer);
 	ioctx->queue_status_only = true;
-	ret = srpt_queue_response(cmd);
-	if (ret)
-		srpt_drop_rsp(ioctx, ret);
-	return 0;
+	return srpt_send_response(cmd, true);
 }
+EXPORT_SYMBOL_IF_KUNIT(srpt_queue_status);
 
 /**
  * srpt_aborted_task - LIO aborted a command without a response
