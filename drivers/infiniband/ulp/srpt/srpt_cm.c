@@ -456,11 +456,28 @@ static u32 srpt_ch_start_session(struct srpt_rdma_ch *ch,
 	return 0;
 }
 
+/* Whether @nexus has all the channels a multi-channel login may add to. */
+static bool srpt_nexus_full(struct srpt_port *sport, struct srpt_nexus *nexus)
+{
+	struct srpt_rdma_ch *ch;
+	unsigned int open = 0;
+
+	lockdep_assert_held(&sport->mutex);
+	list_for_each_entry(ch, &nexus->ch_list, list) {
+		if (READ_ONCE(ch->state) < CH_DISCONNECTING &&
+		    ++open >= SRPT_MAX_CH_PER_NEXUS)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Link @ch into the nexus of its initiator and target port ids, made if
  * need be, applying the MULTI-CHANNEL ACTION. Returns 0, -ESHUTDOWN if the
  * TPG was disabled or the port started going away since the TPG was
- * chosen, -ENOMEM, or -EBUSY when the port has all the nexuses it keeps.
+ * chosen, -ENOMEM, -EBUSY when the port has all the nexuses it keeps, or
+ * -EMLINK when a multi-channel login finds the nexus with all its
+ * channels (a single-channel login closes them).
  */
 static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 			struct srp_login_rsp *rsp)
@@ -468,6 +485,7 @@ static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 	struct srpt_port *sport = lg->sport;
 	struct srpt_nexus *new, *nexus;
 	struct srpt_rdma_ch *other;
+	bool single;
 	int ret = 0;
 
 	/* Allocated first so that the lookup and insertion are atomic. */
@@ -487,8 +505,13 @@ static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 	}
 	if (nexus == new)
 		new = NULL;
+	single = (lg->req->req_flags & SRPT_MCA_MASK) == SRP_MULTICHAN_SINGLE;
+	if (!single && srpt_nexus_full(sport, nexus)) {
+		ret = -EMLINK;
+		goto unlock;
+	}
 	ch->nexus = nexus;
-	if ((lg->req->req_flags & SRPT_MCA_MASK) == SRP_MULTICHAN_SINGLE) {
+	if (single) {
 		list_for_each_entry(other, &nexus->ch_list, list) {
 			if (!srpt_disconnect_ch(other))
 				continue;
@@ -520,6 +543,10 @@ static u32 srpt_ch_link_fail(struct srpt_login *lg, int err)
 		return srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
 				       "the port has %d I_T nexuses, the most it keeps",
 				       SRPT_MAX_NEXUS);
+	case -EMLINK:
+		return srpt_login_fail(lg, SRP_LOGIN_REJ_CHANNEL_LIMIT_REACHED,
+				       "the I_T nexus has %d channels, the most it takes",
+				       SRPT_MAX_CH_PER_NEXUS);
 	default:
 		return srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
 				       "out of memory for the I_T nexus");

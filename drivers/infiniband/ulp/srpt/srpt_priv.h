@@ -85,6 +85,13 @@ enum {
 	 */
 	SRPT_MAX_NEXUS		= 1024,
 	/*
+	 * Channels of one nexus not being closed; a multi-channel login
+	 * that would add one more is rejected with CHANNEL LIMIT REACHED
+	 * (ib_srp opens min(4 per NUMA node, completion vectors) by default
+	 * and goes on with the channels it got).
+	 */
+	SRPT_MAX_CH_PER_NEXUS	= 64,
+	/*
 	 * Bytes of data buffers the commands of one channel may hold at once
 	 * (each up to SRPT_MAX_DATA_LEN); a command that would go past it is
 	 * answered BUSY, to be retried.

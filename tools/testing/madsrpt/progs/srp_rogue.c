@@ -15,7 +15,8 @@
  * default) and checks what the target answered:
  *
  *   login-*     malformed SRP_LOGIN_REQs: a REJ carrying an SRP_LOGIN_REJ
- *               with the reason the request deserves and the request's tag;
+ *               with the reason the request deserves and the request's tag
+ *               (login-ch-limit: one channel more than a nexus takes);
  *   iu-*        IUs the target cannot parse (unknown opcodes, empty, shorter
  *               than their type): the target closes the channel;
  *   cmd-*       SRP_CMDs whose descriptors, lengths or LUN are wrong: an
@@ -90,6 +91,7 @@ enum {
 	REJ_IU_TOO_LARGE = 0x00010002,
 	REJ_UNABLE_ASSOCIATE = 0x00010003,
 	REJ_UNSUPPORTED_FMT = 0x00010004,
+	REJ_CHANNEL_LIMIT = 0x00010006,
 	IB_CM_REJ_CONSUMER = 28,
 };
 
@@ -135,6 +137,7 @@ enum {
 #define RG_IU_LEN	8192		/* request IU length asked at login */
 #define RG_IMM_OFF	64		/* offset of immediate data asked */
 #define RG_LBA		196608		/* first block of ours (96 MiB) */
+#define RG_MAX_CH	64		/* open channels a nexus takes */
 #define PATTERN		0xa5
 
 #define RG_RECV_WR	(1ULL << 62)
@@ -879,6 +882,47 @@ static int case_login_port_id(void)
 	q.initiator_port_id[0] ^= 0x40;
 	bad |= rg_expect_rej("initiator port id without an ACL", &q,
 			     sizeof(q), REJ_UNABLE_ESTABLISH);
+	return bad;
+}
+
+/*
+ * One initiator port opens channels to one target port, all with the
+ * multi-channel action MULTI: the first RG_MAX_CH are accepted, the next
+ * is rejected with CHANNEL LIMIT REACHED, and with one of them closed a
+ * login is accepted again.  Upstream takes any number.
+ */
+static int case_login_ch_limit(void)
+{
+	struct rg *rs = calloc(RG_MAX_CH, sizeof(*rs));
+	struct rg_login_req q;
+	int i, n, bad = 0;
+	double t0 = now_ms();
+
+	if (!rs)
+		return fail("out of memory");
+	for (n = 0; n < RG_MAX_CH; n++) {
+		rg_req(&q, 0x6400 + n, false);
+		if (rg_open(&rs[n], &q, sizeof(q)) != 1) {
+			bad = fail("login %d of %d on one nexus not accepted",
+				   n + 1, RG_MAX_CH);
+			break;
+		}
+	}
+	if (!bad) {
+		note("%d channels open on one nexus in %.1f s", n,
+		     (now_ms() - t0) / 1000);
+		rg_req(&q, 0x64ff, false);
+		bad |= rg_expect_rej("one channel more than the nexus takes",
+				     &q, sizeof(q), REJ_CHANNEL_LIMIT);
+		rg_close(&rs[0]);
+		rg_req(&q, 0x6500, false);
+		if (rg_open(&rs[0], &q, sizeof(q)) != 1)
+			bad |= fail("no login after one of %d channels closed",
+				    RG_MAX_CH);
+	}
+	for (i = 0; i < n; i++)
+		rg_close(&rs[i]);
+	free(rs);
 	return bad;
 }
 
@@ -1869,6 +1913,7 @@ static const struct rg_case rg_cases[] = {
 	{ "login-port-id", case_login_port_id },
 	{ "login-buf-fmt", case_login_buf_fmt },
 	{ "login-flags", case_login_flags },
+	{ "login-ch-limit", case_login_ch_limit },
 	{ "iu-opcode", case_iu_opcode },
 	{ "iu-short", case_iu_short },
 	{ "cmd-desc", case_cmd_desc },
