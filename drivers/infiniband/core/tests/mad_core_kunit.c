@@ -1861,6 +1861,46 @@ static void mad_test_recv_dr_smp_dropped(struct kunit *test)
 }
 
 /*
+ * A switch relays an outbound directed-route SMP whose hop pointer is inside
+ * its path: counted as relayed, not as dropped, and not delivered here.
+ * One whose next port does not exist is dropped.
+ */
+static void mad_test_recv_dr_smp_relayed(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_recv_priv *recv;
+	struct ib_smp *smp;
+	int i;
+
+	env->dev->is_switch = true;
+	env->dev->phys_port_cnt = 4;
+	for (i = 0; i < 2; i++) {
+		recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad),
+					      GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, recv);
+		smp = (struct ib_smp *)recv->mad;
+		smp->base_version = IB_MGMT_BASE_VERSION;
+		smp->mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+		smp->class_version = 1;
+		smp->method = IB_MGMT_METHOD_GET;
+		smp->dr_slid = IB_LID_PERMISSIVE;
+		smp->dr_dlid = IB_LID_PERMISSIVE;
+		smp->hop_cnt = 3;
+		smp->hop_ptr = 1;
+		/* Out of port 2, then a port this switch does not have. */
+		smp->initial_path[2] = i ? 7 : 2;
+		mad_test_recv_qp0(env, recv,
+				  sizeof(struct ib_grh) + sizeof(*smp));
+	}
+	KUNIT_EXPECT_EQ(test, atomic64_read(&env->port->stats[IB_MAD_STAT_RECV]), 2);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&env->port->stats[IB_MAD_STAT_SMI_RELAYED]), 1);
+	KUNIT_EXPECT_EQ(test,
+			atomic64_read(&env->port->stats[IB_MAD_STAT_DROP_SMI]), 1);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+}
+
+/*
  * An OPA directed-route SMP leaves through the wire, not the local SMA
  * (the fake device has no process_mad()); its header shows in the
  * ib_mad_handle_out_opa_smi trace event.
@@ -3211,6 +3251,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE_SLOW(mad_test_rmpp_recv_silence),
 	KUNIT_CASE(mad_test_roce_ipv4_gids),
 	KUNIT_CASE(mad_test_recv_dr_smp_dropped),
+	KUNIT_CASE(mad_test_recv_dr_smp_relayed),
 	KUNIT_CASE(mad_test_send_opa_dr_smp),
 	KUNIT_CASE(mad_test_qp_overflow),
 	KUNIT_CASE(mad_test_qp_send_error),
