@@ -19,8 +19,11 @@
 # byte checked) to the other; each serves an ib_srpt LUN and logs its
 # ib_srp in to the other's (ibsrpdm's line, IB CM), fio verifies,
 # logout; then b logs in again and writes under fio while a pulls its end
-# of the cable for 3 s: opensm resweeps, ib_srp reconnects, the data
-# verifies.  The VMs meet at each step (ms_peer_sync).
+# of the cable for 4 s: b's RC retries run out (opensm's subnet_timeout 15
+# gives PathRecords a PacketLifeTime of 134 ms, so the CM's ack timeout is
+# 268 ms and 8 tries last about 2 s), ib_srp reconnects across the cable
+# once opensm has swept it up again, the data verifies.  The VMs meet at
+# each step (ms_peer_sync).
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
@@ -71,7 +74,8 @@ active() {
 	grep -q ACTIVE $sysp/state && [ "$(cat $sysp/lid)" != 0x0 ]
 }
 if [ $side = a ]; then
-	MS_SM_GUID=0x0002c90300001001 ms_ibsim_opensm
+	echo "subnet_timeout 15" >/tmp/opensm-cable.conf
+	MS_SM_GUID=0x0002c90300001001 ms_ibsim_opensm -F /tmp/opensm-cable.conf
 	tap_check "opensm here brings port 1 ACTIVE across the cable" \
 		ms_wait 120 active
 else
@@ -192,8 +196,11 @@ if [ $side = b ]; then
 	link_downed() {
 		perfquery -C $dev | sed -n 's/^LinkDownedCounter:\.*//p'
 	}
+	reconnects() {
+		dmesg | grep -c "reconnect succeeded"
+	}
 	through_pull() {
-		local r disk line ld0 ld1
+		local r disk line ld0 ld1 rc0 rc1
 
 		line=$(grep "dgid=fe80000000000000$pguid" /tmp/srpdm.out | head -n 1)
 		ms_srp_add_target srp-$dev-1 "$line" && ms_wait 60 ms_srp_disk ||
@@ -203,18 +210,18 @@ if [ $side = b ]; then
 			echo off >"$r/fast_io_fail_tmo" || return 1
 		done
 		disk=$(ms_srp_disk | head -n 1)
-		ld0=$(link_downed)
+		ld0=$(link_downed) rc0=$(reconnects)
 		ms_peer_sync writing >/dev/null || return 1
 		ms_fio_verify "$disk" --size=8M --bs=64k --rw=randwrite \
 			--direct=1 --rate=512k >/tmp/fio2.log 2>&1 ||
 			{ tail -n 20 /tmp/fio2.log; return 1; }
 		dmesg | grep -iE "reconnect|srp" | tail -n 4
 		ms_peer_sync written >/dev/null || return 1
-		ld1=$(link_downed)
-		echo "LinkDownedCounter $ld0 before, $ld1 after"
-		[ "$ld1" -gt "$ld0" ] && ms_srp_logout
+		ld1=$(link_downed) rc1=$(reconnects)
+		echo "LinkDownedCounter $ld0 before, $ld1 after; ib_srp reconnects $rc0 before, $rc1 after"
+		[ "$ld1" -gt "$ld0" ] && [ "$rc1" -gt "$rc0" ] && ms_srp_logout
 	}
-	tap_here "fio writes 8 MiB while the cable is pulled (link down here) and plugged, verifies" \
+	tap_here "fio writes 8 MiB while the cable is pulled for 4 s (link down here, the QP's retries run out) and plugged: ib_srp reconnects, verifies" \
 		through_pull
 else
 	# b's port goes down with the cable and must be ACTIVE again: read
@@ -227,7 +234,7 @@ else
 		local t0 rc=0
 
 		ms_peer_sync writing >/dev/null && sleep 5 &&
-		echo down >$knobs/link && sleep 3 &&
+		echo down >$knobs/link && sleep 4 &&
 		grep "^remote .* pulled$" /sys/bus/ibdevsim/topology || rc=1
 		# Plugged back whatever happened, so that b is not left waiting.
 		echo up >$knobs/link
@@ -238,7 +245,7 @@ else
 		ms_peer_sync written >/dev/null || rc=1
 		return $rc
 	}
-	tap_here "cable pulled for 3 s and plugged: opensm resweeps, b's port ACTIVE" \
+	tap_here "cable pulled for 4 s and plugged: opensm resweeps, b's port ACTIVE" \
 		pull
 fi
 
