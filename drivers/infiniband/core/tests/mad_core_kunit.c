@@ -1860,6 +1860,23 @@ static void mad_test_recv_dr_smp_dropped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
 }
 
+/* A received IB SMP of @mgmt_class and @method, the rest zero. */
+static struct ib_smp *mad_test_recv_smp(struct kunit *test,
+					struct ib_mad_recv_priv **recv,
+					u8 mgmt_class, u8 method)
+{
+	struct ib_smp *smp;
+
+	*recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, *recv);
+	smp = (struct ib_smp *)(*recv)->mad;
+	smp->base_version = IB_MGMT_BASE_VERSION;
+	smp->mgmt_class = mgmt_class;
+	smp->class_version = 1;
+	smp->method = method;
+	return smp;
+}
+
 /*
  * A switch relays an outbound directed-route SMP whose hop pointer is inside
  * its path: counted as relayed, not as dropped, and not delivered here.
@@ -1875,14 +1892,9 @@ static void mad_test_recv_dr_smp_relayed(struct kunit *test)
 	env->dev->is_switch = true;
 	env->dev->phys_port_cnt = 4;
 	for (i = 0; i < 2; i++) {
-		recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad),
-					      GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, recv);
-		smp = (struct ib_smp *)recv->mad;
-		smp->base_version = IB_MGMT_BASE_VERSION;
-		smp->mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-		smp->class_version = 1;
-		smp->method = IB_MGMT_METHOD_GET;
+		smp = mad_test_recv_smp(test, &recv,
+					IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE,
+					IB_MGMT_METHOD_GET);
 		smp->dr_slid = IB_LID_PERMISSIVE;
 		smp->dr_dlid = IB_LID_PERMISSIVE;
 		smp->hop_cnt = 3;
@@ -3079,14 +3091,9 @@ static void mad_test_recv_driver_nomem(struct kunit *test)
 		if (i == 1)
 			kunit_deactivate_static_stub(test,
 						     ib_mad_recv_out_alloc);
-		recv = ib_mad_recv_priv_alloc(sizeof(struct ib_mad),
-					      GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, recv);
-		smp = (struct ib_smp *)recv->mad;
-		smp->base_version = IB_MGMT_BASE_VERSION;
-		smp->mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED;
-		smp->class_version = 1;
-		smp->method = IB_MGMT_METHOD_TRAP;
+		smp = mad_test_recv_smp(test, &recv,
+					IB_MGMT_CLASS_SUBN_LID_ROUTED,
+					IB_MGMT_METHOD_TRAP);
 		mad_test_recv_qp0(env, recv,
 				  sizeof(struct ib_grh) + sizeof(*smp));
 		KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RECV),
