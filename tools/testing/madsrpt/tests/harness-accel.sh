@@ -13,7 +13,9 @@
 # the MS_ACCEL / MS_NO_KVM overrides.  Last, a guest script that hangs:
 # the run times out, and the output carries the guest watchdog's report
 # of what was still running (guest.sh), which is what a hang in CI leaves
-# to go on.
+# to go on.  The first eight boots run in two lanes at once (one
+# single-CPU guest each, their own files and accelerator cache), the hang
+# alone after them.
 # runs-on: host
 # timeout: 600
 
@@ -42,7 +44,7 @@ for a in "\$@"; do
 	args+=("\$a")
 	prev=\$a
 done
-echo "\$accel" >>"$work/accels"
+echo "\$accel" >>"\$FAKE_ACCELS"
 if [ "\$accel" = kvm ] && [ "\$FAKE_KVM" = broken ]; then
 	echo "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69" >&2
 	echo "qemu-system-x86_64: ../../target/i386/kvm/kvm.c:3183: kvm_buf_set_msrs: Assertion \\\`ret == cpu->kvm_msr_buf->nmsrs' failed." >&2
@@ -60,22 +62,31 @@ sleep 86400
 EOF
 : >"$work/kvm"
 
-# vmrun: boot the trivial guest (or $script, with a timeout of $tmo)
-# through vm.sh with the fake QEMU; vm.sh's status in $rc, its messages in
-# $work/err, the accelerators asked for in $accels (space separated).
+# vmrun LANE ENV...: boot the trivial guest (or $script, with a timeout
+# of $tmo) through vm.sh with the fake QEMU, its files in the directory
+# LANE (accelerator cache included); vm.sh's status in $rc, its messages
+# in LANE/err, the accelerators asked for in $accels (space separated).
+# Two lanes run at once, each booting one single-CPU guest at a time.
 script=$work/guest.sh tmo=120
 vmrun() {
-	: >"$work/accels"
+	local lane=$1
+
+	shift
+	mkdir -p "$lane"
+	: >"$lane/accels"
 	rc=0
 	env -u MS_ACCEL -u MS_NO_KVM MS_QEMU="$work/qemu" \
-		MS_KVM_DEV="$work/kvm" MS_ACCEL_CACHE="$work/cache" "$@" \
-		"$here/host/vm.sh" -k "$MS_OURS" -t "$tmo" -m 512 -c 1 -l "$work/console" \
-		"$script" >"$work/out" 2>"$work/err" || rc=$?
-	accels=$(tr '\n' ' ' <"$work/accels")
+		FAKE_ACCELS="$lane/accels" MS_KVM_DEV="$work/kvm" \
+		MS_ACCEL_CACHE="$lane/cache" "$@" \
+		"$here/host/vm.sh" -k "$MS_OURS" -t "$tmo" -m 512 -c 1 \
+		-l "$lane/console" "$script" >"$lane/out" 2>"$lane/err" || rc=$?
+	accels=$(tr '\n' ' ' <"$lane/accels")
 	accels=${accels% }
+	last=$lane
 }
 
-# point N DESC CONDITION...: one TAP point; on failure, what vm.sh said.
+# point N DESC CONDITION...: one TAP point, into $work/point.N (printed in
+# order at the end); on failure, what vm.sh said.
 point() {
 	local n=$1 desc=$2
 	shift 2
@@ -84,71 +95,87 @@ point() {
 	else
 		echo "not ok $n - $desc"
 		echo "# vm.sh exit $rc, accelerators asked for: '$accels'"
-		sed 's/^/# /' "$work/err" | tail -n 8
-	fi
+		sed 's/^/# /' "$last/err" | tail -n 8
+	fi >"$work/point.$n"
 }
 
 said() {
-	grep -q "$1" "$work/err"
+	grep -q "$1" "$last/err"
 }
 
 guest_ran() {
-	[ "$rc" -eq 0 ] && grep -q 'ok - the guest ran' "$work/out"
+	[ "$rc" -eq 0 ] && grep -q 'ok - the guest ran' "$last/out"
 }
 
 cached() {
-	[ "$(head -n 1 "$work/cache" 2>/dev/null)" = "$1" ]
+	[ "$(head -n 1 "$last/cache" 2>/dev/null)" = "$1" ]
 }
 
 echo "TAP version 13"
 echo "1..9"
 
-rm -f "$work/cache"
-vmrun env FAKE_KVM=broken
-point 1 "broken KVM: the probe fails, the guest runs under TCG, verdict cached" \
-	eval 'guest_ran && [ "$accels" = "kvm tcg" ] && said "accelerator tcg (KVM probe failed" && cached tcg'
+lane_a() {
+	local a=$work/a
+	vmrun "$a" env FAKE_KVM=broken
+	point 1 "broken KVM: the probe fails, the guest runs under TCG, verdict cached" \
+		eval 'guest_ran && [ "$accels" = "kvm tcg" ] && said "accelerator tcg (KVM probe failed" && cached tcg'
 
-vmrun env FAKE_KVM=broken
-point 2 "broken KVM again: the cached verdict is used, no second probe" \
-	eval 'guest_ran && [ "$accels" = tcg ] && said "cached in"'
+	vmrun "$a" env FAKE_KVM=broken
+	point 2 "broken KVM again: the cached verdict is used, no second probe" \
+		eval 'guest_ran && [ "$accels" = tcg ] && said "cached in"'
 
-printf 'kvm\nstale verdict\n' >"$work/cache"
-vmrun env FAKE_KVM=broken
-point 3 "KVM believed good but QEMU dies under it: fallback to TCG, cache corrected" \
-	eval 'guest_ran && [ "$accels" = "kvm tcg" ] && said "falling back to TCG" && cached tcg'
+	rm -f "$a/cache"
+	vmrun "$a" env FAKE_KVM=works
+	point 4 "working KVM: the probe boots, the guest runs under KVM" \
+		eval 'guest_ran && [ "$accels" = "kvm kvm" ] && said "accelerator kvm (a probe boot" && cached kvm'
+}
 
-rm -f "$work/cache"
-vmrun env FAKE_KVM=works
-point 4 "working KVM: the probe boots, the guest runs under KVM" \
-	eval 'guest_ran && [ "$accels" = "kvm kvm" ] && said "accelerator kvm (a probe boot" && cached kvm'
+lane_b() {
+	local b=$work/b
+	mkdir -p "$b"
+	printf 'kvm\nstale verdict\n' >"$b/cache"
+	vmrun "$b" env FAKE_KVM=broken
+	point 3 "KVM believed good but QEMU dies under it: fallback to TCG, cache corrected" \
+		eval 'guest_ran && [ "$accels" = "kvm tcg" ] && said "falling back to TCG" && cached tcg'
 
-rm -f "$work/cache"
-vmrun env FAKE_KVM=broken MS_ACCEL=tcg
-point 5 "MS_ACCEL=tcg: no probe, TCG" \
-	eval 'guest_ran && [ "$accels" = tcg ] && said "accelerator tcg (MS_ACCEL=tcg)"'
+	rm -f "$b/cache"
+	vmrun "$b" env FAKE_KVM=broken MS_ACCEL=tcg
+	point 5 "MS_ACCEL=tcg: no probe, TCG" \
+		eval 'guest_ran && [ "$accels" = tcg ] && said "accelerator tcg (MS_ACCEL=tcg)"'
 
-vmrun env FAKE_KVM=broken MS_KVM_DEV=/nonexistent/kvm
-point 6 "no /dev/kvm: TCG without a probe" \
-	eval 'guest_ran && [ "$accels" = tcg ] && said "no writable /nonexistent/kvm"'
+	vmrun "$b" env FAKE_KVM=broken MS_KVM_DEV=/nonexistent/kvm
+	point 6 "no /dev/kvm: TCG without a probe" \
+		eval 'guest_ran && [ "$accels" = tcg ] && said "no writable /nonexistent/kvm"'
 
-vmrun env FAKE_KVM=broken MS_ACCEL=kvm
-point 7 "MS_ACCEL=kvm on a broken host: honoured, the run fails, no fallback" \
-	eval '[ "$rc" -ne 0 ] && [ "$accels" = kvm ] && ! said "falling back"'
+	vmrun "$b" env FAKE_KVM=broken MS_ACCEL=kvm
+	point 7 "MS_ACCEL=kvm on a broken host: honoured, the run fails, no fallback" \
+		eval '[ "$rc" -ne 0 ] && [ "$accels" = kvm ] && ! said "falling back"'
 
-tmo=60
-vmrun env FAKE_KVM=broken MS_ACCEL=tcg
-point 8 "a guest that ends before its timeout has no watchdog report" \
-	eval 'guest_ran && ! grep -q MADSRPT-WATCHDOG "$work/console"'
+	tmo=60
+	vmrun "$b" env FAKE_KVM=broken MS_ACCEL=tcg
+	point 8 "a guest that ends before its timeout has no watchdog report" \
+		eval 'guest_ran && ! grep -q MADSRPT-WATCHDOG "$last/console"'
+}
 
-# The guest's watchdog reports 30 s before the end: 45 leaves it time.
+lane_a &
+lane_b
+wait
+
+# Alone, so that the guest boots in time for its watchdog: it reports
+# 30 s before the end, and 45 s leaves it time.
 script=$work/hang.sh tmo=45
-vmrun env FAKE_KVM=broken MS_ACCEL=tcg
+vmrun "$work/c" env FAKE_KVM=broken MS_ACCEL=tcg
 point 9 "a hung guest script: timed out, the watchdog shows it still sleeping" \
-	eval '[ "$rc" -ne 0 ] && grep -q "^not ok - hang: timed out after ${tmo}s" "$work/console.out" &&
-	      grep -q "^#   MADSRPT-WATCHDOG: the test still runs" "$work/console.out" &&
-	      grep -q "^#  .* sleep 86400$" "$work/console.out" &&
-	      grep -q "^#  .*Show Blocked State" "$work/console.out"'
-if ! grep -q "^#   MADSRPT-WATCHDOG" "$work/console.out"; then
-	echo "# the hung run's output:"
-	sed 's/^/# /' "$work/console.out" | tail -n 20
+	eval '[ "$rc" -ne 0 ] && grep -q "^not ok - hang: timed out after ${tmo}s" "$last/console.out" &&
+	      grep -q "^#   MADSRPT-WATCHDOG: the test still runs" "$last/console.out" &&
+	      grep -q "^#  .* sleep 86400$" "$last/console.out" &&
+	      grep -q "^#  .*Show Blocked State" "$last/console.out"'
+if ! grep -q "^#   MADSRPT-WATCHDOG" "$last/console.out"; then
+	{
+		echo "# the hung run's output:"
+		sed 's/^/# /' "$last/console.out" | tail -n 20
+	} >>"$work/point.9"
 fi
+for n in 1 2 3 4 5 6 7 8 9; do
+	cat "$work/point.$n" 2>/dev/null || echo "not ok $n - no verdict (the lane did not reach it)"
+done
