@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest side of rmpp-interop.sh and rmpp-lossy.sh, connecting VM
+# Guest side of rmpp-lossy.sh, connecting VM
 # (10.12.0.2): once the peer answers ARP, progs/rmpp_umad.c sends it RMPP
 # requests of 1 B, 200 B, 220 B, 4 KiB, 64 KiB and 1 MiB (up to MAX) on a
 # vendor class and on DevMgt over RoCE v2 and checks every byte of each
@@ -31,8 +31,8 @@ nd_ready() {
 	ip -6 neigh show "$peer6" dev eth0 | grep -q lladdr
 }
 ms_wait 120 nd_ready
-# Give the server time to register its agents after its link came up.
-sleep 20
+# The server's agents are registered when it meets us (rmpp-serve.sh).
+MS_PEER_ROLE=connect ms_peer_sync serving >/dev/null || true
 echo "# $(uname -r): client on rxe-eth0"
 set +e
 /tmp/rmpp_umad -d rxe-eth0 -p 1 -g 0 -M "$max" client \
