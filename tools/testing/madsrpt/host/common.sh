@@ -394,6 +394,39 @@ ms_upstream_built() {
 	return 1
 }
 
+# ms_vm_points LOG NPOINTS WHY SIDE:KERNEL...: the TAP points of the VMs of
+# a multi-VM test, read from LOG-SIDE.console.out in the order given and
+# numbered on in one plan as "ok N - SIDE (KERNEL): ...", everything else
+# indented under them; when they printed fewer than NPOINTS points, the
+# missing ones are failures saying WHY (the VMs' exit statuses).  Sets
+# ms_vm_n (points printed) and ms_vm_status (1 if any point failed).
+ms_vm_points() {
+	local log=$1 npoints=$2 why=$3 side kern line ok
+
+	shift 3
+	ms_vm_n=0 ms_vm_status=0
+	for side in "$@"; do
+		kern=${side#*:} side=${side%%:*}
+		while IFS= read -r line; do
+			case "$line" in
+			"ok "* | "not ok "*)
+				ms_vm_n=$((ms_vm_n + 1))
+				[ "${line%% *}" = ok ] || ms_vm_status=1
+				ok=${line%%[0-9]*}
+				echo "${ok}$ms_vm_n - $side ($kern):${line#*-}"
+				;;
+			"1.."* | "TAP version"*) ;;
+			*) echo "    $line" ;;
+			esac
+		done < <(tr -d '\r' <"$log-$side.console.out")
+	done
+	while [ $ms_vm_n -lt "$npoints" ]; do
+		ms_vm_n=$((ms_vm_n + 1))
+		echo "not ok $ms_vm_n - a point the VMs did not reach ($why)"
+		ms_vm_status=1
+	done
+}
+
 # ms_rmpp_pair N SRV CLI PORT [ARGS...]: TAP point N, one RMPP run between
 # two VMs joined by a wire on PORT: a VM of kernel SRV (ours or upstream)
 # serves (guest/roles/rmpp-serve.sh ARGS), a VM of kernel CLI sends the

@@ -53,27 +53,9 @@ b_rc=0 a_rc=0
 wait "$a_pid" || a_rc=$?
 
 # Each side's points, numbered on in one plan.
-n=0 status=0
-for s in a b; do
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "* | "not ok "*)
-			n=$((n + 1))
-			[ "${line%% *}" = ok ] || status=1
-			ok=${line%%[0-9]*}
-			echo "${ok}$n - $s ($([ $s = a ] && echo "$MS_OURS" || echo upstream)):${line#*-}"
-			;;
-		"1.."* | "TAP version"*) ;;
-		*) echo "    $line" ;;
-		esac
-	done < <(tr -d '\r' <"$log-$s.console.out")
-done
+ms_vm_points "$log" 29 "a exit $a_rc, b exit $b_rc" a:"$MS_OURS" b:upstream
+status=$ms_vm_status
 [ "$a_rc" = 0 ] && [ "$b_rc" = 0 ] || status=1
-while [ $n -lt 29 ]; do
-	n=$((n + 1))
-	echo "not ok $n - a point the VMs did not reach (a exit $a_rc, b exit $b_rc)"
-	status=1
-done
 
 # The capture, checked by an implementation of the framing and CRCs of
 # its own: every frame the two ends sent (from UDP port 4792) is good,

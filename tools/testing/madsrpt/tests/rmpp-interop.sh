@@ -65,27 +65,7 @@ for try in 1 2; do
 	done
 done
 
-n=0 status=0
-for s in a b; do
-	kern=upstream
-	[ $s = a ] || kern=$MS_OURS
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "* | "not ok "*)
-			n=$((n + 1))
-			[ "${line%% *}" = ok ] || status=1
-			ok=${line%%[0-9]*}
-			echo "${ok}$n - $s ($kern):${line#*-}"
-			;;
-		"1.."* | "TAP version"*) ;;
-		*) echo "    $line" ;;
-		esac
-	done < <(tr -d '\r' <"$log-$s.console.out")
-done
+ms_vm_points "$log" 6 "a exit $a_rc, b exit $b_rc" a:upstream b:"$MS_OURS"
+status=$ms_vm_status
 [ "$a_rc" = 0 ] && [ "$b_rc" = 0 ] || status=1
-while [ $n -lt 6 ]; do
-	n=$((n + 1))
-	echo "not ok $n - a point the VMs did not reach (a exit $a_rc, b exit $b_rc)"
-	status=1
-done
 exit $status
