@@ -41,6 +41,10 @@
  *               nothing to do;
  *   dreq-flood  a disconnect (DREQ) while a full window of reads is in
  *               flight;
+ *   login-acl-gone  a good login, during which the caller removes the
+ *               ACL and disables the TPG: a REJ, UNABLE TO ESTABLISH
+ *               CHANNEL (no new login after it: the caller checks that
+ *               once it restored the target);
  *   dreq-cross  one READ that the caller holds in the target's backend;
  *               at the first line on stdin a DREQ, which must be answered
  *               with a DREP within 8 s (the caller arranges for it to
@@ -1742,6 +1746,21 @@ static bool rg_cue(void)
 	return fgets(line, sizeof(line), stdin);
 }
 
+/*
+ * A well-formed login during which the caller removes the initiator's ACL
+ * and disables the TPG (it holds the target inside the login, after the
+ * session is made, with kmod/delay_kmod.ko): the target must reject it
+ * with UNABLE TO ESTABLISH CHANNEL, never accept it.
+ */
+static int case_login_acl_gone(void)
+{
+	struct rg_login_req q;
+
+	rg_req(&q, 0x5a01, false);
+	return rg_expect_rej("login while its ACL goes away", &q, sizeof(q),
+			     REJ_UNABLE_ESTABLISH);
+}
+
 static int case_dreq_cross(void)
 {
 	uint8_t iu[256], cdb[10];
@@ -1898,11 +1917,14 @@ static int case_fuzz(void)
 struct rg_case {
 	const char *name;
 	int (*fn)(void);
+	/* The case leaves the target refusing logins; the caller restores it. */
+	bool target_down;
 };
 
 /* Staged cases need the caller to set the target up and cue them. */
 static const struct rg_case rg_staged[] = {
 	{ "dreq-cross", case_dreq_cross },
+	{ "login-acl-gone", case_login_acl_gone, true },
 };
 
 static const struct rg_case rg_cases[] = {
@@ -2020,7 +2042,8 @@ int main(int argc, char **argv)
 	t0 = now_ms();
 	for (round = 0; round < rg_rounds; round++) {
 		bad |= c->fn();
-		bad |= rg_healthy();
+		if (!c->target_down)
+			bad |= rg_healthy();
 		if (bad)
 			break;
 	}

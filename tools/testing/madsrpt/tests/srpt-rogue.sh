@@ -15,7 +15,10 @@
 # the channel keeps working); reads into buffers longer than the data (the
 # residual, and every byte past the data untouched); twice as many IUs as
 # it has credits; unknown TMFs; a DREQ while a window of reads is in
-# flight; random SRP_CMDs.  After each case a new login must work.
+# flight; random SRP_CMDs.  After each case a new login must work.  Then
+# a login whose ACL is removed and TPG disabled once its session is made
+# (kmod/delay_kmod.ko holds it there) must be rejected and let the rmdir
+# finish.
 # Meanwhile ib_srp's fio writes and verifies the LUN's first 64 MiB; at the
 # end every fio run verified and ib_srpt unloads cleanly.
 #
@@ -33,6 +36,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=1
 [ -n "${MS_SOAK:-}" ] && rounds=${MS_ROGUE_ROUNDS:-20}
 ms_lock
+# The guest loads kmod/delay_kmod.ko for its ACL race; without it that
+# point fails.
+ms_build_kmod "$MS_OURS" >"$MS_BUILD/logs/kmod-$MS_OURS.log" 2>&1 ||
+	echo "# kmod/ did not build against $MS_OURS (build/logs/kmod-$MS_OURS.log)"
 log=$MS_BUILD/logs/srpt-rogue-vm.console
 rc=0
 "$here/host/vm.sh" -k "$MS_OURS" -t $((rounds == 1 ? 400 : 3500)) -l "$log" \

@@ -24,7 +24,7 @@ if ! out=$(ms_build_prog srp_rogue 2>&1); then
 fi
 mapfile -t cases < <($prog list)
 
-tap_plan $((10 + ${#cases[@]}))
+tap_plan $((12 + ${#cases[@]}))
 tap_ok "build progs/srp_rogue.c (${#cases[@]} cases, $rounds round(s) each)"
 ms_srpt_loopback $addr
 acl=0x0000000000000000${gid:16}
@@ -100,6 +100,54 @@ rogue_gone() {
 }
 tap_check "the rogue holds no channel any more" ms_wait 30 rogue_gone
 tap_check "ib_srp logs out" ms_srp_logout
+
+# Issue 34, item 8: the rogue's ACL removed and the TPG disabled while a
+# login is past the making of its LIO session (which the ACL's rmdir
+# reaches) and before its accept.  kmod/delay_kmod.ko holds the login's
+# thread 3 s on its return from target_setup_session(), long enough for
+# both from this CPU.  The login must be rejected, the rmdir must return
+# once the login let go of the channel, and nothing may be freed twice
+# (the harness fails on any splat).  Before the fix (20f33a4) the channel
+# was freed by the failing login while the rmdir's close still used it.
+tpg=$cfs/srpt/$wwn/tpgt_1
+racl=$tpg/acls/$rogue
+delay_ko=$MS_TOP/build/bench/kmod/$(uname -r)/delay_kmod.ko
+delay_hit() {
+	[ "$(cat /sys/module/delay_kmod/parameters/hits)" = 1 ]
+}
+acl_race() {
+	local pid rm_pid rc=0
+
+	rm $racl/lun_0/lun0 && rmdir $racl/lun_0 &&
+	insmod "$delay_ko" func=target_setup_session delay_ms=3000 count=1 ||
+		return 1
+	$prog login-acl-gone $addr $port $rogue $guid >/tmp/race.out 2>&1 &
+	pid=$!
+	if ! ms_wait 30 delay_hit; then
+		echo "the login never made its session"
+		kill $pid
+		rc=1
+	fi
+	rmdir $racl &
+	rm_pid=$!
+	echo 0 >$tpg/enable
+	wait $pid || rc=1
+	cat /tmp/race.out
+	if ! ms_wait 30 eval '! kill -0 $rm_pid'; then
+		echo "the ACL's rmdir still waits after 30 s"
+		rc=1
+	fi
+	wait $rm_pid || rc=1
+	echo "delay_kmod held the login $(cat /sys/module/delay_kmod/parameters/hits) time(s)"
+	rmmod delay_kmod
+	echo 1 >$tpg/enable
+	mkdir -p $racl/lun_0 && ln -s $tpg/lun/lun_0 $racl/lun_0/lun0 || rc=1
+	return $rc
+}
+tap_here "a login whose ACL is removed and TPG disabled after its session is made gets a REJ, the rmdir returns" \
+	acl_race
+tap_check "a login after that race works" \
+	$prog login-ok $addr $port $rogue $guid
 tap_check "target torn down through configfs" ms_srpt_teardown $wwn
 # Our files are GPL-2.0-only (their SPDX lines): the module must say so.
 license=$(modinfo -F license ib_srpt)
