@@ -16,6 +16,7 @@
 #include <kunit/static_stub.h>
 #include <linux/delay.h>
 #include <linux/ip.h>
+#include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
 #include <net/checksum.h>
@@ -499,6 +500,126 @@ static void mad_test_reg_publish_order(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, ib_mad_find_agent(port, &resp));
 	KUNIT_EXPECT_NULL(test, mad_test_lookup(port, IB_MGMT_CLASS_PERF_MGMT,
 						NULL, 1));
+}
+
+/*
+ * The agents_left race: a walk of every device's agents, and another
+ * device's agent unregistering while the walk has it in hand. Two
+ * kretprobes (xa_find() and xa_find_after(), what xa_for_each() calls)
+ * catch the walk the moment it got that agent, let the unregistering
+ * thread go and wait up to half a second for it to free the agent.
+ */
+struct mad_test_walk_race {
+	struct kretprobe probes[2];
+	struct ib_mad_port_private *other;
+	struct ib_mad_agent_private *victim;
+	struct task_struct *walker;
+	struct completion go;		/* the walk has the victim in hand */
+	struct completion exited;	/* the unregistering thread is done */
+	atomic_t held;			/* times the walk was held */
+	bool freed;			/* the victim was freed */
+	bool freed_while_held;		/* ... before the walk went on */
+};
+
+/* kretprobe handlers get no pointer of ours; one race at a time. */
+static struct mad_test_walk_race *mad_test_walk;
+
+static int mad_test_walk_ret(struct kretprobe_instance *ri,
+			     struct pt_regs *regs)
+{
+	struct mad_test_walk_race *r = READ_ONCE(mad_test_walk);
+	int ms;
+
+	if (!r || current != r->walker ||
+	    (void *)regs_return_value(regs) != r->victim ||
+	    atomic_inc_return(&r->held) != 1)
+		return 0;
+	complete(&r->go);
+	for (ms = 0; ms < 500 && !READ_ONCE(r->freed); ms++)
+		mdelay(1);
+	r->freed_while_held = READ_ONCE(r->freed);
+	return 0;
+}
+
+static int mad_test_walk_unreg(void *data)
+{
+	struct mad_test_walk_race *r = data;
+
+	wait_for_completion(&r->go);
+	ib_mad_agent_unpublish(r->other, r->victim);
+	mad_test_agent_free(r->victim);
+	WRITE_ONCE(r->freed, true);
+	complete(&r->exited);
+	return 0;
+}
+
+/*
+ * ib_mad_port_agents_left() looks at every device's agents to find those
+ * of its port. One of another device's agents that unregisters meanwhile
+ * must not be freed while the walk holds it (issue 34, item 7: the walk
+ * once ran under RCU alone, and an agent is not freed by RCU).
+ */
+static void mad_test_agents_left_race(struct kunit *test)
+{
+	static const char * const fns[] = { "xa_find", "xa_find_after" };
+	struct ib_mad_port_private *port = mad_test_port(test);
+	struct ib_mad_reg_req req = {
+		.mgmt_class = IB_MGMT_CLASS_PERF_MGMT,
+		.mgmt_class_version = 1,
+	};
+	struct mad_test_walk_race *r;
+	struct task_struct *t;
+	int i, ret;
+
+	if (!IS_ENABLED(CONFIG_KRETPROBES))
+		kunit_skip(test, "needs CONFIG_KRETPROBES");
+	/* The unregistering thread runs while the walk spins. */
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	port->device = kunit_kzalloc(test, sizeof(*port->device), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, port->device);
+	r->other = mad_test_port(test);
+	r->walker = current;
+	init_completion(&r->go);
+	init_completion(&r->exited);
+	r->victim = ib_mad_agent_alloc(&r->other->qp_info[1], &req);
+	KUNIT_ASSERT_NOT_NULL(test, r->victim);
+	ret = ib_mad_agent_publish(r->other, r->victim);
+	if (ret) {
+		mad_test_agent_free(r->victim);
+		KUNIT_FAIL(test, "publishing the other port's agent: %d", ret);
+		return;
+	}
+	t = kthread_run(mad_test_walk_unreg, r, "mad_test_unreg");
+	if (IS_ERR(t)) {
+		ib_mad_agent_unpublish(r->other, r->victim);
+		mad_test_agent_free(r->victim);
+		KUNIT_FAIL(test, "no thread: %ld", PTR_ERR(t));
+		return;
+	}
+	WRITE_ONCE(mad_test_walk, r);
+	for (i = 0; i < ARRAY_SIZE(fns); i++) {
+		r->probes[i].kp.symbol_name = fns[i];
+		r->probes[i].handler = mad_test_walk_ret;
+		ret = register_kretprobe(&r->probes[i]);
+		if (ret) {
+			KUNIT_FAIL(test, "kretprobe on %s: %d", fns[i], ret);
+			break;
+		}
+	}
+	if (i == ARRAY_SIZE(fns))
+		KUNIT_EXPECT_EQ(test, ib_mad_port_agents_left(port), 0);
+	while (i--)
+		unregister_kretprobe(&r->probes[i]);
+	WRITE_ONCE(mad_test_walk, NULL);
+	complete(&r->go);
+	wait_for_completion(&r->exited);
+	/* The point could fail only if the walk was held with the agent. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->held), 1);
+	KUNIT_EXPECT_FALSE_MSG(test, r->freed_while_held,
+			       "another device's agent was freed while the walk held it");
 }
 
 struct mad_test_reg_case {
@@ -3236,6 +3357,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_reg_dr_alias),
 	KUNIT_CASE(mad_test_reg_vendor_oui),
 	KUNIT_CASE(mad_test_reg_publish_order),
+	KUNIT_CASE(mad_test_agents_left_race),
 	KUNIT_CASE(mad_test_send_no_response),
 	KUNIT_CASE(mad_test_send_response),
 	KUNIT_CASE(mad_test_send_early_response),
