@@ -9,7 +9,9 @@
  * CPU, what has to fall into the window.  @hits (read-only) counts the
  * waits begun, so the test knows when to act.  The wait is mdelay(): a
  * kretprobe handler must not sleep; keep @delay_ms well under the soft
- * lockup threshold.
+ * lockup threshold.  A busy wait also holds off RCU grace periods, so it
+ * cannot open a window that something waiting for one (a module unload,
+ * synchronize_rcu()) has to cross: that something waits for the hold.
  *
  * Used by srpt-rogue with @func = target_setup_session: the moment a new
  * SRP login's LIO session becomes reachable through its ACL (issue 34,
