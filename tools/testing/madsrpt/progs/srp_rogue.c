@@ -45,6 +45,8 @@
  *               ACL and disables the TPG: a REJ, UNABLE TO ESTABLISH
  *               CHANNEL (no new login after it: the caller checks that
  *               once it restored the target);
+ *   hold        a good login, then nothing until the target closes the
+ *               channel, within 120 s (the caller tears the target down);
  *   dreq-cross  one READ that the caller holds in the target's backend;
  *               at the first line on stdin a DREQ, which must be answered
  *               with a DREP within 8 s (the caller arranges for it to
@@ -1761,6 +1763,33 @@ static int case_login_acl_gone(void)
 			     REJ_UNABLE_ESTABLISH);
 }
 
+/*
+ * A good login that then does nothing: the caller tears the target down
+ * and unloads ib_srpt meanwhile.  The target must close the channel (a
+ * DREQ, or the connection's end) within RG_HOLD_SECS.
+ */
+#define RG_HOLD_SECS 120
+static int case_hold(void)
+{
+	struct rg r;
+	bool closed;
+	double t0;
+
+	if (rg_login(&r, false))
+		return 1;
+	note("hold: logged in; waiting for the target to close the channel");
+	t0 = now_ms();
+	while (!r.closed && now_ms() < t0 + RG_HOLD_SECS * 1000)
+		rg_pump(&r, 100);
+	closed = r.closed;
+	if (closed)
+		note("hold: closed by the target after %.1f s",
+		     (now_ms() - t0) / 1000);
+	rg_close(&r);
+	return closed ? 0 :
+	       fail("the target kept the channel open for %d s", RG_HOLD_SECS);
+}
+
 static int case_dreq_cross(void)
 {
 	uint8_t iu[256], cdb[10];
@@ -1930,6 +1959,7 @@ static const struct rg_case rg_staged[] = {
  */
 static const struct rg_case rg_staged_down[] = {
 	{ "login-acl-gone", case_login_acl_gone },
+	{ "hold", case_hold },
 };
 
 static const struct rg_case rg_cases[] = {

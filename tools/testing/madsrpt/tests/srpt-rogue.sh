@@ -20,7 +20,10 @@
 # (kmod/delay_kmod.ko holds it there) must be rejected and let the rmdir
 # finish.
 # Meanwhile ib_srp's fio writes and verifies the LUN's first 64 MiB; at the
-# end every fio run verified and ib_srpt unloads cleanly.
+# end every fio run verified.  Last, the target is torn down and ib_srpt
+# unloaded while the rogue holds a channel whose release work
+# delay_kmod holds asleep past each of its wakes: the unload must wait for
+# the work.
 #
 # Runs on the host so that it can tell the VM how long to go on:
 # one round of every case under make check, 20 under make soak (MS_SOAK=1).
@@ -36,8 +39,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=1
 [ -n "${MS_SOAK:-}" ] && rounds=${MS_ROGUE_ROUNDS:-20}
 ms_lock
-# The guest loads kmod/delay_kmod.ko for its ACL race; without it that
-# point fails.
+# The guest loads kmod/delay_kmod.ko for its ACL and unload races;
+# without it those points fail.
 ms_build_kmod "$MS_OURS" >"$MS_BUILD/logs/kmod-$MS_OURS.log" 2>&1 ||
 	echo "# kmod/ did not build against $MS_OURS (build/logs/kmod-$MS_OURS.log)"
 log=$MS_BUILD/logs/srpt-rogue-vm.console

@@ -8,7 +8,7 @@
 # cases ROUNDS times (first argument, default 1) on the same target, from
 # block 196608 (96 MiB) on.  At the end every fio run must have verified,
 # the rogue must hold no channel, and ib_srp and ib_srpt must go away
-# cleanly.
+# cleanly, ib_srpt while a channel's release work is held past its wakes.
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
@@ -148,10 +148,61 @@ tap_here "a login whose ACL is removed and TPG disabled after its session is mad
 	acl_race
 tap_check "a login after that race works" \
 	$prog login-ok $addr $port $rogue $guid
-tap_check "target torn down through configfs" ms_srpt_teardown $wwn
+tap_check "ib_srp unloads" modprobe -r ib_srp
+
+# Issue 34, item 12: ib_srpt unloaded while a channel's release work is
+# still in the module's code after waking the unload.  The rogue holds a
+# channel; delay_kmod (sleep=1: asleep, so that RCU and the unload go on)
+# holds the release work 5 s on its return from each wake_up_var(): first
+# the TPG's, which lets the teardown go on and the unload begin, then the
+# port's, which lets srpt_remove_one() go on.  The unload must return only
+# once the work is out of ib_srpt (both holds over).  Before the fix
+# (20f33a4) the release work ran on system_long_wq, which nothing flushed:
+# the unload returned during the second hold and the work then returned
+# into the freed module.
+dk=/sys/module/delay_kmod/parameters
+holds() {
+	echo "$(cat $dk/hits) begun, $(cat $dk/ended) over"
+}
+rogue_in() {
+	[ -e $rogue_info ] && ! rogue_gone
+}
+unload_race() {
+	local pid rc=0 at_unload
+
+	$prog hold $addr $port $rogue $guid >/tmp/hold.out 2>&1 &
+	pid=$!
+	if ! ms_wait 30 rogue_in; then
+		echo "the rogue did not log in"
+		kill $pid
+		cat /tmp/hold.out
+		return 1
+	fi
+	insmod "$delay_ko" sleep=1 func=wake_up_var caller=ib_srpt count=2 \
+		delay_ms=5000 || { kill $pid; return 1; }
+	ms_srpt_teardown $wwn || rc=1
+	at_unload=$(holds)
+	modprobe -r ib_srpt || rc=1
+	echo "holds of the release work when the unload began: $at_unload;" \
+		"when it returned: $(holds)"
+	if [ "$at_unload" != "1 begun, 0 over" ]; then
+		echo "the unload did not begin inside the first hold"
+		rc=1
+	fi
+	if [ "$(holds)" != "2 begun, 2 over" ]; then
+		echo "the unload returned before the release work let go"
+		rc=1
+	fi
+	wait $pid || rc=1
+	cat /tmp/hold.out
+	ms_wait 15 eval '[ "$(cat $dk/ended)" = "$(cat $dk/hits)" ]'
+	rmmod delay_kmod || rc=1
+	return $rc
+}
+tap_here "target torn down and ib_srpt unloaded while a channel's release work sleeps past its wakes: the unload waits for it" \
+	unload_race
 # Our files are GPL-2.0-only (their SPDX lines): the module must say so.
 license=$(modinfo -F license ib_srpt)
 tap_check "ib_srpt's license is GPL, as its SPDX lines (got: $license)" \
 	[ "$license" = GPL ]
-tap_check "ib_srpt and ib_srp unload" modprobe -r ib_srp ib_srpt
 tap_done
