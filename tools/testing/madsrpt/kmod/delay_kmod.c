@@ -21,7 +21,7 @@
  *
  * - @sleep=1: a kprobe on @func's entry sends the call to
  *   delay_divert(), which calls @func itself, then sleeps (msleep()) and
- *   returns @func's value to the caller: the thread is off the CPU, as
+ *   returns @func's value to the caller (@before=1: sleeps first): the thread is off the CPU, as
  *   a thread that blocks is.  Only for a function of at most six integer
  *   or pointer arguments (x86-64: all in registers), returning nothing, an
  *   integer or a pointer, and called where sleeping is allowed.
@@ -34,7 +34,15 @@
  * - srpt-rogue, @sleep=1, @func = wake_up_var, @caller = ib_srpt: a
  *   channel's release work, held asleep right after it woke the waiters
  *   for its TPG and then its port, while ib_srpt unloads (issue 34, item
- *   12: the unload must wait until the work is out of the module's code).
+ *   12: the unload must wait until the work is out of the module's code);
+ * - srpt-rogue, with delay2_kmod (this file built under a second name):
+ *   @sleep=1, @before=1, @func = srpt_queue_data_in, @caller =
+ *   target_core_mod holds a READ's response until its channel is closed,
+ *   and
+ *   @sleep=1, @func = transport_generic_free_cmd, @caller = ib_srpt holds
+ *   the CQ's thread after srpt_send_done() freed that READ, the last
+ *   command the channel's release waits for (issue 34, item 12: nothing
+ *   of the channel may be touched after).
  */
 
 #include <linux/atomic.h>
@@ -59,6 +67,10 @@ MODULE_PARM_DESC(delay_ms, "wait after each delayed return (at most 5000 busy, 6
 static bool sleep;
 module_param(sleep, bool, 0444);
 MODULE_PARM_DESC(sleep, "sleep instead of busy-waiting (see the file's header)");
+
+static bool before;
+module_param(before, bool, 0444);
+MODULE_PARM_DESC(before, "with sleep: hold the call before it runs, not after");
 
 static atomic_t count = ATOMIC_INIT(1);
 module_param_named(count, count.counter, int, 0444);
@@ -95,10 +107,18 @@ static bool delay_claim(unsigned long ret)
 
 static void delay_begin(void)
 {
-	pr_info("delay_kmod: %s returned in %s[%d], holding it %u ms%s\n",
-		func, current->comm, task_pid_nr(current), delay_ms,
-		sleep ? " asleep" : "");
+	pr_info("%s: %s %s in %s[%d], holding it %u ms%s\n", KBUILD_MODNAME,
+		func, before ? "called" : "returned", current->comm,
+		task_pid_nr(current), delay_ms, sleep ? " asleep" : "");
 	atomic_inc(&hits);
+}
+
+static void delay_sleep(void)
+{
+	might_sleep();
+	delay_begin();
+	msleep(delay_ms);
+	atomic_inc(&ended);
 }
 
 /* @sleep=0: busy-wait in the return handler. */
@@ -132,12 +152,13 @@ static unsigned long delay_divert(unsigned long a0, unsigned long a1,
 				  unsigned long a2, unsigned long a3,
 				  unsigned long a4, unsigned long a5)
 {
-	unsigned long ret = delay_target(a0, a1, a2, a3, a4, a5);
+	unsigned long ret;
 
-	might_sleep();
-	delay_begin();
-	msleep(delay_ms);
-	atomic_inc(&ended);
+	if (before)
+		delay_sleep();
+	ret = delay_target(a0, a1, a2, a3, a4, a5);
+	if (!before)
+		delay_sleep();
 	return ret;
 }
 
@@ -169,7 +190,7 @@ static int __init delay_init(void)
 	unsigned long addr;
 	int ret;
 
-	if (delay_ms > (sleep ? 60000 : 5000))
+	if (delay_ms > (sleep ? 60000 : 5000) || (before && !sleep))
 		return -EINVAL;
 	if (!sleep) {
 		delay_probe.kp.symbol_name = func;
@@ -190,7 +211,7 @@ static int __init delay_init(void)
 		unregister_kprobe(&delay_entry_probe);
 out:
 	if (ret)
-		pr_err("delay_kmod: cannot probe %s (%d)\n", func, ret);
+		pr_err("%s: cannot probe %s (%d)\n", KBUILD_MODNAME, func, ret);
 	return ret;
 }
 

@@ -24,7 +24,7 @@ if ! out=$(ms_build_prog srp_rogue 2>&1); then
 fi
 mapfile -t cases < <($prog list)
 
-tap_plan $((12 + ${#cases[@]}))
+tap_plan $((13 + ${#cases[@]}))
 tap_ok "build progs/srp_rogue.c (${#cases[@]} cases, $rounds round(s) each)"
 ms_srpt_loopback $addr
 acl=0x0000000000000000${gid:16}
@@ -148,6 +148,76 @@ tap_here "a login whose ACL is removed and TPG disabled after its session is mad
 	acl_race
 tap_check "a login after that race works" \
 	$prog login-ok $addr $port $rogue $guid
+
+# Issue 34, item 12: srpt_send_done() must touch nothing of the channel
+# but what its own reference keeps once it freed the command, which may
+# be the last one the channel's release waits for.  The rogue's READ,
+# done by the backend, is held 4 s in LIO's completion work (delay2_kmod,
+# before srpt_queue_data_in(); not the backend, which runs in the CQ's
+# thread here and would hold the release's drains) while the rogue
+# disconnects; its response then goes onto the closed QP, and the
+# flush's srpt_send_done() is held asleep 3 s after it freed the command
+# (delay_kmod, after transport_generic_free_cmd()).  Meanwhile the
+# release must finish, so that the channel is freed in the window.
+# What touches it after shows only under make check-debug (KASAN): before
+# the fix (948d0ee), srpt_send_done() walked the freed channel's wait list.
+dk=/sys/module/delay_kmod/parameters
+dk2=/sys/module/delay2_kmod/parameters
+delay2_ko=${delay_ko%/*}/delay2_kmod.ko
+holds() {
+	echo "$(cat $dk/hits) begun, $(cat $dk/ended) over"
+}
+released() {
+	dmesg | grep -c ': channel released$'
+}
+# The channel released since count $1 was taken, or the hold is over.
+released_or_over() {
+	[ "$(released)" -gt "$1" ] || [ "$(cat $dk/ended)" = 1 ]
+}
+send_done_race() {
+	local pid rc=0 n0
+
+	n0=$(released)
+	insmod "$delay2_ko" sleep=1 before=1 func=srpt_queue_data_in \
+		caller=target_core_mod count=1 delay_ms=4000 || return 1
+	if ! insmod "$delay_ko" sleep=1 func=transport_generic_free_cmd \
+		caller=ib_srpt count=1 delay_ms=3000; then
+		rmmod delay2_kmod
+		return 1
+	fi
+	# The cues: the first at once (the DREQ), the second (the rogue's
+	# new login, whose commands must not take the hold) after the race.
+	rm -f /tmp/sdcue
+	mkfifo /tmp/sdcue
+	$prog dreq-cross $addr $port $rogue $guid </tmp/sdcue >/tmp/sd.out 2>&1 &
+	pid=$!
+	exec 4<>/tmp/sdcue
+	echo >&4
+	if ! ms_wait 30 eval '[ "$(cat $dk/hits)" = 1 ]'; then
+		echo "no send completion freed the READ"
+		rc=1
+	elif ms_wait 5 released_or_over "$n0" &&
+		[ "$(cat $dk/ended)" = 0 ]; then
+		echo "the channel was released while srpt_send_done() was held"
+	else
+		echo "the channel was not released while srpt_send_done() was held"
+		rc=1
+	fi
+	echo >&4
+	exec 4>&-
+	wait $pid || rc=1
+	cat /tmp/sd.out
+	ms_wait 15 eval '[ "$(cat $dk/ended)" = "$(cat $dk/hits)" ] &&
+		[ "$(cat $dk2/ended)" = "$(cat $dk2/hits)" ]'
+	echo "backend holds $(cat $dk2/hits) begun, $(cat $dk2/ended) over;" \
+		"send completion holds $(holds)"
+	[ "$(cat $dk2/hits)" = 1 ] || rc=1
+	rmmod delay_kmod delay2_kmod || rc=1
+	return $rc
+}
+tap_here "a READ's response flushed after its channel closed: the channel is released while srpt_send_done() is held after the free" \
+	send_done_race
+
 tap_check "ib_srp unloads" modprobe -r ib_srp
 
 # Issue 34, item 12: ib_srpt unloaded while a channel's release work is
@@ -160,10 +230,6 @@ tap_check "ib_srp unloads" modprobe -r ib_srp
 # (20f33a4) the release work ran on system_long_wq, which nothing flushed:
 # the unload returned during the second hold and the work then returned
 # into the freed module.
-dk=/sys/module/delay_kmod/parameters
-holds() {
-	echo "$(cat $dk/hits) begun, $(cat $dk/ended) over"
-}
 rogue_in() {
 	[ -e $rogue_info ] && ! rogue_gone
 }
