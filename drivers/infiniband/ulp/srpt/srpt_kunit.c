@@ -9,6 +9,7 @@
 
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/kprobes.h>
 #include <linux/unaligned.h>
 #include <rdma/ib_mad.h>
 #include <scsi/scsi_proto.h>
@@ -1590,6 +1591,94 @@ static void srpt_test_send_error(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fatal_queued(test, ch), c->closes);
 }
 
+/*
+ * srpt_send_done() and the command's last reference.  The channel closed
+ * and its release work waits for the session's commands; when the last
+ * one goes, the release frees the channel unless someone else holds it.
+ * A kprobe on sbitmap_queue_clear() (the end of a local context, as
+ * srpt_send_done() ends it) plays that release: if its reference is the
+ * only one left when the command goes, the channel is freed from then on.
+ * A kprobe on srpt_process_wait_list() counts calls on a freed channel.
+ * Before 948d0ee srpt_send_done() took no reference and walked the wait
+ * list after the free.
+ */
+struct send_done_race {
+	struct kprobe tag_free;
+	struct kprobe wait_list;
+	struct srpt_rdma_ch *ch;
+	int tag_frees;
+	bool freed;
+	int touched_after;
+};
+
+static int send_done_tag_free(struct kprobe *p, struct pt_regs *regs)
+{
+	struct send_done_race *r = container_of(p, struct send_done_race,
+						tag_free);
+
+	if (regs_get_kernel_argument(regs, 0) !=
+	    (unsigned long)&r->ch->sess->sess_tag_pool)
+		return 0;
+	r->tag_frees++;
+	if (kref_read(&r->ch->kref) == 1)
+		WRITE_ONCE(r->freed, true);
+	return 0;
+}
+
+static int send_done_wait_list(struct kprobe *p, struct pt_regs *regs)
+{
+	struct send_done_race *r = container_of(p, struct send_done_race,
+						wait_list);
+
+	if (regs_get_kernel_argument(regs, 0) == (unsigned long)r->ch &&
+	    READ_ONCE(r->freed))
+		r->touched_after++;
+	return 0;
+}
+
+static void srpt_test_send_done_last_ref(struct kunit *test)
+{
+	struct send_done_race *r;
+	struct srpt_send_ioctx *ioctx;
+	struct fake_hca *h;
+	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR };
+
+	if (!IS_ENABLED(CONFIG_KPROBES))
+		kunit_skip(test, "needs CONFIG_KPROBES");
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->ch = fake_ch(test, &h);
+	ioctx = fake_rsp_ioctx(test, r->ch);
+	srpt_send_local_tmf_rsp(r->ch, ioctx, SRPT_TMF_COMPLETE, 9);
+	KUNIT_ASSERT_EQ(test, h->sends, 1);
+	/* Closed and drained: the release work waits for this command. */
+	srpt_set_ch_state(r->ch, CH_DISCONNECTED);
+
+	r->tag_free.symbol_name = "sbitmap_queue_clear";
+	r->tag_free.pre_handler = send_done_tag_free;
+	r->wait_list.symbol_name = "srpt_process_wait_list";
+	r->wait_list.pre_handler = send_done_wait_list;
+	KUNIT_ASSERT_EQ(test, register_kprobe(&r->tag_free), 0);
+	if (register_kprobe(&r->wait_list)) {
+		unregister_kprobe(&r->tag_free);
+		KUNIT_FAIL_AND_ABORT(test, "cannot probe srpt_process_wait_list");
+	}
+	wc.wr_cqe = &ioctx->ioctx.cqe;
+	wc.qp = &h->qp;
+	srpt_send_done(NULL, &wc);
+	unregister_kprobe(&r->wait_list);
+	unregister_kprobe(&r->tag_free);
+
+	/* The probe saw the command go, so the case cannot pass by a miss. */
+	KUNIT_EXPECT_EQ(test, r->tag_frees, 1);
+	KUNIT_EXPECT_EQ(test, ioctx->state, SRPT_STATE_DONE);
+	KUNIT_EXPECT_FALSE_MSG(test, r->freed,
+			       "the release could free the channel under srpt_send_done()");
+	KUNIT_EXPECT_EQ_MSG(test, r->touched_after, 0,
+			    "srpt_send_done() walked the wait list of a freed channel");
+	KUNIT_EXPECT_EQ(test, kref_read(&r->ch->kref), 1);
+}
+
 struct dir_case {
 	const char *name;
 	u8 cdb[16];
@@ -2072,6 +2161,7 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE(srpt_test_credits_returned),
 	KUNIT_CASE_PARAM(srpt_test_dreq, dreq_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_send_error, send_err_gen_params),
+	KUNIT_CASE(srpt_test_send_done_last_ref),
 	KUNIT_CASE_PARAM(srpt_test_dir_fits_cdb, dir_gen_params),
 	KUNIT_CASE(srpt_test_rd_atomic),
 	KUNIT_CASE(srpt_test_dm_cap_refresh),

@@ -158,9 +158,11 @@ tap_check "a login after that race works" \
 # disconnects; its response then goes onto the closed QP, and the
 # flush's srpt_send_done() is held asleep 3 s after it freed the command
 # (delay_kmod, after transport_generic_free_cmd()).  Meanwhile the
-# release must finish, so that the channel is freed in the window.
-# What touches it after shows only under make check-debug (KASAN): before
-# the fix (948d0ee), srpt_send_done() walked the freed channel's wait list.
+# release must finish, so that the channel is freed in the window.  This
+# shows the window is real; KUnit's srpt_test_send_done_last_ref is what
+# fails on the code before the fix (948d0ee), which walked the freed
+# channel's wait list: nothing here sees that read, not even KASAN (the
+# old code passed this point under make check-debug with no report).
 dk=/sys/module/delay_kmod/parameters
 dk2=/sys/module/delay2_kmod/parameters
 delay2_ko=${delay_ko%/*}/delay2_kmod.ko
@@ -223,13 +225,17 @@ tap_check "ib_srp unloads" modprobe -r ib_srp
 # Issue 34, item 12: ib_srpt unloaded while a channel's release work is
 # still in the module's code after waking the unload.  The rogue holds a
 # channel; delay_kmod (sleep=1: asleep, so that RCU and the unload go on)
-# holds the release work 5 s on its return from each wake_up_var(): first
+# holds the release work 5 s (20 s on the detector kernel) on its return
+# from each wake_up_var(): first
 # the TPG's, which lets the teardown go on and the unload begin, then the
 # port's, which lets srpt_remove_one() go on.  The unload must return only
 # once the work is out of ib_srpt (both holds over).  Before the fix
 # (20f33a4) the release work ran on system_long_wq, which nothing flushed:
 # the unload returned during the second hold and the work then returned
 # into the freed module.
+# The first hold must outlast the teardown: over 5 s on the detector kernel.
+hold_ms=5000
+case $(uname -r) in *-debug) hold_ms=20000 ;; esac
 rogue_in() {
 	[ -e $rogue_info ] && ! rogue_gone
 }
@@ -245,7 +251,7 @@ unload_race() {
 		return 1
 	fi
 	insmod "$delay_ko" sleep=1 func=wake_up_var caller=ib_srpt count=2 \
-		delay_ms=5000 || { kill $pid; return 1; }
+		delay_ms=$hold_ms || { kill $pid; return 1; }
 	ms_srpt_teardown $wwn || rc=1
 	at_unload=$(holds)
 	modprobe -r ib_srpt || rc=1
