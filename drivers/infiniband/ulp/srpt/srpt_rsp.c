@@ -330,7 +330,7 @@ void srpt_post_rsp_backlog(struct srpt_rdma_ch *ch)
 	struct ib_send_wr send;
 	unsigned long flags;
 	struct ib_sge sge;
-	int ret = 0;
+	int ret, err = 0;
 
 	spin_lock_irqsave(&ch->rsp_lock, flags);
 	list_for_each_entry_safe(ioctx, next, &ch->rsp_backlog, rsp_entry) {
@@ -345,13 +345,16 @@ void srpt_post_rsp_backlog(struct srpt_rdma_ch *ch)
 			list_add(&ioctx->rsp_entry, &ch->rsp_backlog);
 			break;
 		}
-		if (ret)
+		if (ret) {
+			/* They fail on one QP: the log names the last error. */
+			err = ret;
 			list_add_tail(&ioctx->rsp_entry, &failed);
+		}
 	}
 	spin_unlock_irqrestore(&ch->rsp_lock, flags);
 
 	list_for_each_entry_safe(ioctx, next, &failed, rsp_entry)
-		srpt_end_unsent_rsp(ioctx, -EIO);
+		srpt_end_unsent_rsp(ioctx, err);
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_post_rsp_backlog);
 
