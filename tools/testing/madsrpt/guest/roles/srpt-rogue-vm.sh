@@ -169,17 +169,16 @@ delay2_ko=${delay_ko%/*}/delay2_kmod.ko
 holds() {
 	echo "$(cat $dk/hits) begun, $(cat $dk/ended) over"
 }
-released() {
-	dmesg | grep -c ': channel released$'
-}
-# The channel released since count $1 was taken, or the hold is over.
+# A channel released since the hold began (the only channel then is the
+# rogue's: the READ was held 4 s before, its next login waits for the
+# second cue), or the hold is over.
 released_or_over() {
-	[ "$(released)" -gt "$1" ] || [ "$(cat $dk/ended)" = 1 ]
+	dmesg | sed -n '/delay_kmod: transport_generic_free_cmd returned/,$p' |
+		grep -q ': channel released$' || [ "$(cat $dk/ended)" = 1 ]
 }
 send_done_race() {
-	local pid rc=0 n0
+	local pid rc=0
 
-	n0=$(released)
 	insmod "$delay2_ko" sleep=1 before=1 func=srpt_queue_data_in \
 		caller=target_core_mod count=1 delay_ms=4000 || return 1
 	if ! insmod "$delay_ko" sleep=1 func=transport_generic_free_cmd \
@@ -198,7 +197,7 @@ send_done_race() {
 	if ! ms_wait 30 eval '[ "$(cat $dk/hits)" = 1 ]'; then
 		echo "no send completion freed the READ"
 		rc=1
-	elif ms_wait 5 released_or_over "$n0" &&
+	elif ms_wait 5 released_or_over &&
 		[ "$(cat $dk/ended)" = 0 ]; then
 		echo "the channel was released while srpt_send_done() was held"
 	else
@@ -226,9 +225,9 @@ tap_check "ib_srp unloads" modprobe -r ib_srp
 # still in the module's code after waking the unload.  The rogue holds a
 # channel; delay_kmod (sleep=1: asleep, so that RCU and the unload go on)
 # holds the release work 5 s (20 s on the detector kernel) on its return
-# from each wake_up_var(): first
-# the TPG's, which lets the teardown go on and the unload begin, then the
-# port's, which lets srpt_remove_one() go on.  The unload must return only
+# from each wake_up_var(): first the TPG's, which lets the teardown go on
+# and the unload begin, then the port's, which lets srpt_remove_one() go
+# on.  The unload must return only
 # once the work is out of ib_srpt (both holds over).  Before the fix
 # (20f33a4) the release work ran on system_long_wq, which nothing flushed:
 # the unload returned during the second hold and the work then returned
