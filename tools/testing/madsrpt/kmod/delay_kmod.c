@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * delay_kmod - hold a thread for a while right after a kernel function
- * returns, to open a race window that is otherwise a few instructions wide.
+ * returns (or right before it runs), to open a race window that is
+ * otherwise a few instructions wide.
  *
  * The first @count times @func returns (to code of module @caller, if
  * given), the thread that called it waits @delay_ms before it goes on,
@@ -21,8 +22,8 @@
  *
  * - @sleep=1: a kprobe on @func's entry sends the call to
  *   delay_divert(), which calls @func itself, then sleeps (msleep()) and
- *   returns @func's value to the caller (@before=1: sleeps first): the thread is off the CPU, as
- *   a thread that blocks is.  Only for a function of at most six integer
+ *   returns @func's value to the caller (@before=1: sleeps first).  The
+ *   thread is off the CPU, as a thread that blocks is.  Only for a function of at most six integer
  *   or pointer arguments (x86-64: all in registers), returning nothing, an
  *   integer or a pointer, and called where sleeping is allowed.
  *
@@ -38,8 +39,7 @@
  * - srpt-rogue, with delay2_kmod (this file built under a second name):
  *   @sleep=1, @before=1, @func = srpt_queue_data_in, @caller =
  *   target_core_mod holds a READ's response until its channel is closed,
- *   and
- *   @sleep=1, @func = transport_generic_free_cmd, @caller = ib_srpt holds
+ *   and @sleep=1, @func = transport_generic_free_cmd, @caller = ib_srpt holds
  *   the CQ's thread after srpt_send_done() freed that READ, the last
  *   command the channel's release waits for (issue 34, item 12: nothing
  *   of the channel may be touched after).
