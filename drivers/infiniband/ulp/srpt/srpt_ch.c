@@ -310,13 +310,20 @@ const char *srpt_ch_state_name(enum srpt_ch_state state)
 	return state < ARRAY_SIZE(names) ? names[state] : "?";
 }
 
-/* Process-context half of srpt_ch_fatal(): disconnect and close. */
+/*
+ * Process-context half of srpt_ch_fatal(): the DREQ. The channel closes
+ * when the CM ends that exchange (DREP, the DREQ's last retry timed out,
+ * or a crossing DREQ), as after any disconnect of ours, and not at once:
+ * the release destroys the CM ID, which cancels the DREQ's retries, and
+ * the fault that failed the QP (a link down, a lost ACK) may have lost
+ * the first copy as well. The initiator would then not learn that the
+ * channel is gone until its commands time out.
+ */
 static void srpt_ch_fatal_work(struct work_struct *w)
 {
 	struct srpt_rdma_ch *ch = container_of(w, struct srpt_rdma_ch,
 					       fatal_work);
 	srpt_end_ch(ch);
-	srpt_close_ch(ch);
 	srpt_put_ch(ch);
 }
 
@@ -327,9 +334,11 @@ static void srpt_ch_fatal_work(struct work_struct *w)
  * A fatal QP event or a receive that failed leaves the QP in the error
  * state while the CM still sees a connection: without this the channel
  * would stay LIVE, its commands never answered, until the initiator gave
- * up. The initiator is sent a DREQ and the channel is drained from a work
- * item, which holds a channel reference; the release work cancels it, so
- * it never runs on a channel being freed.
+ * up. The initiator is sent a DREQ from a work item, which holds a channel
+ * reference; the release work cancels it, so it never runs on a channel
+ * being freed. The channel is drained when the CM ends the DREQ's
+ * exchange (answered or given up), so that the DREQ is repeated until
+ * the initiator has it.
  *
  * Context: any context; takes @ch->lock.
  */

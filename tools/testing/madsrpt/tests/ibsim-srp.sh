@@ -15,14 +15,16 @@
 # COMM_EST and ib_srpt passes it to the CM, which then counts the late
 # RTU as a duplicate.  One of ib_srpt's QPs is made to fail (ibdevsim's
 # qp_fatal): ib_srpt closes that channel by itself, and ib_srp
-# reconnects, data verified.  Then DREQs that cross (the target disables
-# its TPG as the initiator logs out, with QP1 delayed 1 s): the target
-# answers the initiator's DREQ with a DREP; teardown.
+# reconnects, data verified; again with the initiator's GMPs lost for 3 s,
+# so that only the CM's repeat of ib_srpt's DREQ can reach it.  Then
+# DREQs that cross (the target disables its TPG as the initiator logs
+# out, with QP1 delayed 1 s): the target answers the initiator's DREQ
+# with a DREP; teardown.
 # timeout: 500
 
 . "$MS_HARNESS/guest/guest-lib.sh"
 
-tap_plan 15
+tap_plan 17
 
 g0=0002c90300001000
 tgid=fe800000000000000002c90300002001
@@ -230,6 +232,47 @@ tap_here "a QP of ib_srpt fails: ib_srpt closes its channel [differs]" fatal
 dmesg | grep -E "ib_srpt|srp" | grep -iE "fatal|error event|reconnect" |
 	tail -n 4 | sed 's/^/# /'
 tap_check "ib_srp reconnects, 4 MiB read back identical" \
+	ms_wait 60 io
+
+# The same while every GMP the switch sends to the initiator's port is
+# lost for 3 s from the failure: ib_srpt's first DREQ is lost with them.
+# ib_srpt must keep the channel, and its CM ID, until the CM's repeat of
+# the DREQ has reached the initiator; a channel released at once takes
+# the DREQ's retries with its CM ID, and ib_srp learns nothing until its
+# commands time out.  The repeat comes after the initiator's CM response
+# timeout (about 4 s here).
+fatal_lost() {
+	local qpn k=/sys/kernel/debug/ibdevsim/node10/port1 rc=0
+	local rx0 rtx0 drop0 classes0
+	local ini=/sys/class/infiniband/ibdevsim0/ports/1
+	local tgt=/sys/class/infiniband/ibdevsim1/ports/1
+
+	qpn=$(srpt_qps | head -n 1)
+	[ -n "$qpn" ] || { echo "no QP of ib_srpt"; return 1; }
+	rx0=$(cat $ini/cm_rx_msgs/dreq) rtx0=$(cat $tgt/cm_tx_retries/dreq)
+	drop0=$(cat $k/dropped) classes0=$(cat $k/classes)
+	echo 2 >$k/classes && echo 1000 >$k/drop || return 1
+	echo "QP_FATAL on ib_srpt's QP $qpn, GMPs to the initiator lost for 3 s"
+	echo "$qpn" >/sys/kernel/debug/ibdevsim/node2/qp_fatal || rc=1
+	sleep 3
+	echo 0 >$k/drop
+	echo "$classes0" >$k/classes
+	echo "GMPs lost $drop0 -> $(cat $k/dropped); DREQs the initiator" \
+	     "received meanwhile $rx0 -> $(cat $ini/cm_rx_msgs/dreq)"
+	[ "$(cat $k/dropped)" -gt "$drop0" ] &&
+	[ "$(cat $ini/cm_rx_msgs/dreq)" = "$rx0" ] || rc=1
+	ms_wait 20 sh -c "[ \$(cat $ini/cm_rx_msgs/dreq) -gt $rx0 ]" ||
+		{ echo "no DREQ reached the initiator within 20 s"; rc=1; }
+	echo "DREQs the initiator received $rx0 -> $(cat $ini/cm_rx_msgs/dreq);" \
+	     "the target's DREQ retries $rtx0 -> $(cat $tgt/cm_tx_retries/dreq)"
+	[ "$(cat $tgt/cm_tx_retries/dreq)" -gt "$rtx0" ] || rc=1
+	ms_wait 15 sh -c "! rdma res show qp link ibdevsim1/1 2>/dev/null |
+		grep -qw 'lqpn $qpn'" || { echo "QP $qpn still there"; rc=1; }
+	return $rc
+}
+tap_here "a QP of ib_srpt fails and its first DREQ is lost: the CM repeats it to the initiator, then the channel goes [differs]" \
+	fatal_lost
+tap_check "ib_srp reconnects again, 4 MiB read back identical" \
 	ms_wait 60 io
 tap_check "crossing DREQs (TPG disabled as ib_srp logs out): the target sends a DREP" \
 	cross
