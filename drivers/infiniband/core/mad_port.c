@@ -115,78 +115,143 @@ void ib_free_recv_mad(struct ib_mad_recv_wc *mad_recv_wc)
 }
 EXPORT_SYMBOL(ib_free_recv_mad);
 
-/* Post one receive buffer; recv_queue.lock held, QP alive. */
-static int ib_mad_post_recv_locked(struct ib_mad_qp_info *qp_info,
-				   struct ib_mad_recv_priv *priv)
+/*
+ * Receive buffers are posted in batches: the ring is refilled once it is
+ * this many buffers short of full (an eighth of a smaller ring), with
+ * one chain of work requests, one lock round and one driver call for the
+ * batch instead of one of each per MAD received.
+ */
+#define IB_MAD_RECV_BATCH	16
+
+static int ib_mad_recv_batch(const struct ib_mad_queue *q)
+{
+	return clamp(q->max_active / 8, 1, IB_MAD_RECV_BATCH);
+}
+
+/* A new receive buffer of @qp_info, mapped, its work request set up. */
+static struct ib_mad_recv_priv *ib_mad_recv_prepare(struct ib_mad_qp_info *qp_info,
+						    gfp_t gfp)
 {
 	struct ib_mad_port_private *port = qp_info->port_priv;
-	struct ib_sge sge = {
-		.addr = priv->mapping,
-		.length = ib_mad_recv_dma_len(priv),
-		.lkey = port->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe = &priv->mad_list.cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
-	int ret;
+	struct ib_mad_recv_priv *priv;
 
-	lockdep_assert_held(&qp_info->recv_queue.lock);
-	ret = ib_post_recv(qp_info->qp, &wr, NULL);
-	if (ret)
-		return ret;
-	list_add_tail(&priv->mad_list.list, &qp_info->recv_queue.list);
-	qp_info->recv_queue.count++;
-	return 0;
+	priv = ib_mad_recv_priv_alloc(rdma_max_mad_size(port->device,
+							port->port_num), gfp);
+	if (!priv)
+		return NULL;
+	priv->mad_list.mad_queue = &qp_info->recv_queue;
+	priv->mad_list.cqe.done = ib_mad_recv_done;
+	priv->mapping = ib_dma_map_single(port->device, &priv->grh,
+					  ib_mad_recv_dma_len(priv),
+					  DMA_FROM_DEVICE);
+	if (unlikely(ib_dma_mapping_error(port->device, priv->mapping))) {
+		ib_mad_recv_priv_free(priv);
+		return NULL;
+	}
+	priv->post.sge.addr = priv->mapping;
+	priv->post.sge.length = ib_mad_recv_dma_len(priv);
+	priv->post.sge.lkey = port->pd->local_dma_lkey;
+	priv->post.wr.next = NULL;
+	priv->post.wr.wr_cqe = &priv->mad_list.cqe;
+	priv->post.wr.sg_list = &priv->post.sge;
+	priv->post.wr.num_sge = 1;
+	return priv;
+}
+
+/* Undo ib_mad_recv_prepare() for a buffer that was never posted. */
+static void ib_mad_recv_unprepare(struct ib_mad_port_private *port,
+				  struct ib_mad_recv_priv *priv)
+{
+	ib_dma_unmap_single(port->device, priv->mapping,
+			    ib_mad_recv_dma_len(priv), DMA_FROM_DEVICE);
+	ib_mad_recv_priv_free(priv);
+}
+
+/*
+ * Post the buffers on @batch (linked by mad_list.list), as many as the
+ * ring has room for, as one chain; those posted move onto the ring, the
+ * others stay on @batch. recv_queue.lock held.
+ */
+static int ib_mad_post_recv_batch_locked(struct ib_mad_qp_info *qp_info,
+					 struct list_head *batch)
+{
+	struct ib_mad_queue *q = &qp_info->recv_queue;
+	struct ib_mad_recv_priv *priv, *next, *last = NULL;
+	const struct ib_recv_wr *bad_wr = NULL;
+	int room = q->max_active - q->count;
+	int n = 0, ret;
+
+	lockdep_assert_held(&q->lock);
+	list_for_each_entry(priv, batch, mad_list.list) {
+		if (n == room)
+			break;
+		priv->post.wr.next = NULL;
+		if (last)
+			last->post.wr.next = &priv->post.wr;
+		last = priv;
+		n++;
+	}
+	if (!last)
+		return 0;
+	priv = list_first_entry(batch, struct ib_mad_recv_priv, mad_list.list);
+	ret = ib_post_recv(qp_info->qp, &priv->post.wr, &bad_wr);
+	/* Every buffer in front of the one the driver refused was posted. */
+	list_for_each_entry_safe(priv, next, batch, mad_list.list) {
+		if (!n || (ret && &priv->post.wr == bad_wr))
+			break;
+		list_move_tail(&priv->mad_list.list, &q->list);
+		q->count++;
+		n--;
+	}
+	return ret;
 }
 
 /**
  * ib_mad_fill_recv_ring() - post receive buffers until the ring is full
  * @qp_info: the QP
  * @gfp: allocation flags
+ * @min: post nothing unless at least this many buffers are missing
+ *
+ * The missing buffers are allocated and mapped first, then posted as one
+ * chain under the queue lock. Buffers the ring no longer has room for
+ * (it is being closed) or that the QP refuses are freed again.
  *
  * Context: process context unless @gfp is atomic.
  * Return: 0, or a negative errno if the ring could not be filled.
  */
-static int ib_mad_fill_recv_ring(struct ib_mad_qp_info *qp_info, gfp_t gfp)
+static int ib_mad_fill_recv_ring(struct ib_mad_qp_info *qp_info, gfp_t gfp,
+				 int min)
 {
 	struct ib_mad_port_private *port = qp_info->port_priv;
 	struct ib_mad_queue *q = &qp_info->recv_queue;
-	struct ib_mad_recv_priv *priv;
+	int missing = q->max_active - READ_ONCE(q->count);
+	struct ib_mad_recv_priv *priv, *next;
 	unsigned long flags;
-	int ret = 0;
+	LIST_HEAD(batch);
+	int ret = 0, err;
 
-	while (READ_ONCE(q->count) < q->max_active) {
-		priv = ib_mad_recv_priv_alloc(rdma_max_mad_size(port->device,
-								port->port_num),
-					      gfp);
-		if (!priv)
-			return -ENOMEM;
-		priv->mad_list.mad_queue = q;
-		priv->mad_list.cqe.done = ib_mad_recv_done;
-		priv->mapping = ib_dma_map_single(port->device, &priv->grh,
-						  ib_mad_recv_dma_len(priv),
-						  DMA_FROM_DEVICE);
-		if (unlikely(ib_dma_mapping_error(port->device, priv->mapping))) {
-			ib_mad_recv_priv_free(priv);
-			return -ENOMEM;
+	if (missing < max(min, 1))
+		return 0;
+	while (missing--) {
+		priv = ib_mad_recv_prepare(qp_info, gfp);
+		if (!priv) {
+			ret = -ENOMEM;
+			break;
 		}
-		spin_lock_irqsave(&q->lock, flags);
-		if (port->closing || q->count >= q->max_active)
-			ret = -EAGAIN;
-		else
-			ret = ib_mad_post_recv_locked(qp_info, priv);
-		spin_unlock_irqrestore(&q->lock, flags);
-		if (ret) {
-			ib_dma_unmap_single(port->device, priv->mapping,
-					    ib_mad_recv_dma_len(priv),
-					    DMA_FROM_DEVICE);
-			ib_mad_recv_priv_free(priv);
-			return ret == -EAGAIN ? 0 : ret;
-		}
+		list_add_tail(&priv->mad_list.list, &batch);
 	}
-	return 0;
+	if (list_empty(&batch))
+		return ret;
+
+	spin_lock_irqsave(&q->lock, flags);
+	err = port->closing ? 0 : ib_mad_post_recv_batch_locked(qp_info, &batch);
+	spin_unlock_irqrestore(&q->lock, flags);
+
+	list_for_each_entry_safe(priv, next, &batch, mad_list.list) {
+		list_del(&priv->mad_list.list);
+		ib_mad_recv_unprepare(port, priv);
+	}
+	return err ?: ret;
 }
 
 /**
@@ -217,13 +282,17 @@ void ib_mad_recv_take(struct ib_mad_recv_priv *priv)
  * ib_mad_recv_refill() - post receive buffers for those taken off the ring
  * @qp_info: the QP
  *
+ * Posts nothing until a batch is missing (IB_MAD_RECV_BATCH, or an eighth
+ * of a small ring), then the whole batch at once.
+ *
  * Context: CQ work.
  */
 void ib_mad_recv_refill(struct ib_mad_qp_info *qp_info)
 {
 	struct ib_mad_port_private *port = qp_info->port_priv;
 
-	if (ib_mad_fill_recv_ring(qp_info, GFP_KERNEL))
+	if (ib_mad_fill_recv_ring(qp_info, GFP_KERNEL,
+				  ib_mad_recv_batch(&qp_info->recv_queue)))
 		dev_warn_ratelimited(&port->device->dev,
 				     "MAD port %u: receive ring not refilled\n",
 				     port->port_num);
@@ -276,12 +345,43 @@ static int ib_mad_qp_post_locked(struct ib_mad_qp_info *qp_info,
 	return ib_post_send(qp_info->qp, &wr->send_wr.wr, NULL);
 }
 
+static int ib_mad_send_release_locked(struct ib_mad_qp_info *qp_info,
+				      struct ib_mad_send_wr_private *wr,
+				      struct list_head *refused);
+
+/*
+ * The QP refused @wr, which held a slot of its send queue: the slot goes
+ * to the oldest send waiting, if any came meanwhile. Sends the QP refuses
+ * in turn are completed by the QP's refused work, as the caller may hold
+ * an agent lock (ib_mad_send_post_locked()).
+ */
+static void ib_mad_qp_post_undo(struct ib_mad_qp_info *qp_info,
+				struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_queue *q = &qp_info->send_queue;
+	unsigned long flags;
+	LIST_HEAD(refused);
+
+	spin_lock_irqsave(&q->lock, flags);
+	ib_mad_send_release_locked(qp_info, wr, &refused);
+	if (!list_empty(&refused)) {
+		list_splice_tail(&refused, &qp_info->refused_list);
+		queue_work(qp_info->port_priv->wq, &qp_info->refused_work);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
 /**
  * ib_mad_qp_post_send() - hand a send work request to its QP
  * @wr: the send, DMA-mapped
  *
  * When the QP's send queue is full the request waits on the overflow list
- * and goes out when an earlier one completes.
+ * and goes out when an earlier one completes. Otherwise it takes its slot
+ * under the queue lock and is posted after the lock is dropped, so that
+ * the driver's post (which may copy the MAD and wake its own send work)
+ * runs with interrupts on and holds up neither the completions nor the
+ * other senders of the QP. An RCU read section covers that post: the port
+ * waits for it before it destroys the QP (ib_mad_port_close()).
  *
  * Context: any, with or without the agent lock (see ib_mad_send_one()).
  * Return: 0, -ENODEV if the port is going away, or the error of
@@ -290,10 +390,10 @@ static int ib_mad_qp_post_locked(struct ib_mad_qp_info *qp_info,
 int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr)
 {
 	struct ib_mad_qp_info *qp_info = wr->mad_agent_priv->qp_info;
+	struct ib_mad_port_private *port = qp_info->port_priv;
 	struct ib_mad_queue *q = &qp_info->send_queue;
-	struct list_head *list = &q->list;
 	unsigned long flags;
-	int ret = 0;
+	int ret;
 
 	KUNIT_STATIC_STUB_REDIRECT(ib_mad_qp_post_send, wr);
 	wr->mad_list.mad_queue = q;
@@ -302,19 +402,29 @@ int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr)
 	wr->send_wr.wr.next = NULL;
 
 	spin_lock_irqsave(&q->lock, flags);
-	if (qp_info->port_priv->closing)
-		ret = -ENODEV;
-	else if (q->count < q->max_active)
-		ret = ib_mad_qp_post_locked(qp_info, wr, IB_MAD_POST_NEW);
-	else
-		list = &qp_info->overflow_list;
-	if (!ret) {
-		q->count++;
-		wr->repost_on_flush = false;
-		list_add_tail(&wr->mad_list.list, list);
-		ib_mad_stat_inc(qp_info->port_priv, IB_MAD_STAT_SENT);
+	if (port->closing) {
+		spin_unlock_irqrestore(&q->lock, flags);
+		return -ENODEV;
 	}
+	wr->repost_on_flush = false;
+	if (q->count++ >= q->max_active) {
+		list_add_tail(&wr->mad_list.list, &qp_info->overflow_list);
+		spin_unlock_irqrestore(&q->lock, flags);
+		ib_mad_stat_inc(port, IB_MAD_STAT_SENT);
+		return 0;
+	}
+	list_add_tail(&wr->mad_list.list, &q->list);
+	trace_ib_mad_ib_send_mad(wr, qp_info);
+	rcu_read_lock();
 	spin_unlock_irqrestore(&q->lock, flags);
+
+	/* Once posted, its completion may free @wr on another CPU. */
+	ret = ib_post_send(qp_info->qp, &wr->send_wr.wr, NULL);
+	if (unlikely(ret))
+		ib_mad_qp_post_undo(qp_info, wr);
+	rcu_read_unlock();
+	if (!ret)
+		ib_mad_stat_inc(port, IB_MAD_STAT_SENT);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_qp_post_send);
@@ -407,33 +517,25 @@ static void ib_mad_send_unmap(struct ib_device *dev,
 			    DMA_TO_DEVICE);
 }
 
-/**
- * ib_mad_send_retire() - take a completed request off its QP's send queue
- * @qp_info: the QP
- * @wr: the request whose completion arrived
- * @refused: gets the requests of the overflow list the QP refused
- *
- * @q->count counts the requests on the QP and on the overflow list alike,
- * so the overflow list is not empty exactly while count > max_active. The
- * slot @wr frees goes to the oldest waiting request, posted here under the
+/*
+ * Take @wr off the QP's send queue; send queue lock held. @q->count
+ * counts the requests on the QP and on the overflow list alike, so the
+ * overflow list is not empty exactly while count > max_active. The slot
+ * @wr frees goes to the oldest waiting request, posted here under the
  * queue lock so that nothing overtakes it; one the QP refuses frees the
  * slot again for the next and moves to @refused, for the caller to
- * complete (in order) once the lock is dropped.
- *
- * Context: CQ work, no lock held.
- * Return: 0, or the error of the last post the QP refused.
+ * complete (in order) where no MAD lock is held. Returns 0, or the error
+ * of the last post the QP refused.
  */
-static int ib_mad_send_retire(struct ib_mad_qp_info *qp_info,
-			      struct ib_mad_send_wr_private *wr,
-			      struct list_head *refused)
+static int ib_mad_send_release_locked(struct ib_mad_qp_info *qp_info,
+				      struct ib_mad_send_wr_private *wr,
+				      struct list_head *refused)
 {
 	struct ib_mad_queue *q = &qp_info->send_queue;
 	struct ib_mad_send_wr_private *next;
-	unsigned long flags;
 	int err, refusal = 0;
 
-	ib_mad_send_unmap(qp_info->port_priv->device, wr);
-	spin_lock_irqsave(&q->lock, flags);
+	lockdep_assert_held(&q->lock);
 	list_del(&wr->mad_list.list);
 	while (--q->count >= q->max_active) {
 		next = list_first_entry_or_null(&qp_info->overflow_list,
@@ -448,9 +550,73 @@ static int ib_mad_send_retire(struct ib_mad_qp_info *qp_info,
 			break;
 		refusal = err;
 	}
-	spin_unlock_irqrestore(&q->lock, flags);
 	return refusal;
 }
+
+/**
+ * ib_mad_send_retire() - take a completed request off its QP's send queue
+ * @qp_info: the QP
+ * @wr: the request whose completion arrived
+ * @refused: gets the requests of the overflow list the QP refused
+ *
+ * Unmaps @wr and releases its slot (ib_mad_send_release_locked()).
+ *
+ * Context: CQ work, no lock held.
+ * Return: 0, or the error of the last post the QP refused.
+ */
+static int ib_mad_send_retire(struct ib_mad_qp_info *qp_info,
+			      struct ib_mad_send_wr_private *wr,
+			      struct list_head *refused)
+{
+	struct ib_mad_queue *q = &qp_info->send_queue;
+	unsigned long flags;
+	int err;
+
+	ib_mad_send_unmap(qp_info->port_priv->device, wr);
+	spin_lock_irqsave(&q->lock, flags);
+	err = ib_mad_send_release_locked(qp_info, wr, refused);
+	spin_unlock_irqrestore(&q->lock, flags);
+	return err;
+}
+
+/* Complete, in order, sends the QP refused when they left the overflow list. */
+static void ib_mad_send_complete_refused(struct ib_device *dev,
+					 struct list_head *refused)
+{
+	const struct ib_wc refused_wc = { .status = IB_WC_LOC_QP_OP_ERR };
+	struct ib_mad_send_wr_private *wr;
+
+	while ((wr = list_first_entry_or_null(refused,
+					      struct ib_mad_send_wr_private,
+					      mad_list.list))) {
+		list_del(&wr->mad_list.list);
+		ib_mad_send_unmap(dev, wr);
+		ib_mad_send_wc_done(wr, &refused_wc);
+	}
+}
+
+/**
+ * ib_mad_send_refused_work() - the refused work of a MAD QP
+ * @work: &ib_mad_qp_info.refused_work
+ *
+ * Completes the sends of ib_mad_qp_info.refused_list, see
+ * ib_mad_qp_post_undo().
+ *
+ * Context: the port's workqueue.
+ */
+void ib_mad_send_refused_work(struct work_struct *work)
+{
+	struct ib_mad_qp_info *qp_info =
+		container_of(work, struct ib_mad_qp_info, refused_work);
+	unsigned long flags;
+	LIST_HEAD(refused);
+
+	spin_lock_irqsave(&qp_info->send_queue.lock, flags);
+	list_splice_init(&qp_info->refused_list, &refused);
+	spin_unlock_irqrestore(&qp_info->send_queue.lock, flags);
+	ib_mad_send_complete_refused(qp_info->port_priv->device, &refused);
+}
+EXPORT_SYMBOL_IF_KUNIT(ib_mad_send_refused_work);
 
 /**
  * ib_mad_send_cqe_done() - a send work request of a MAD QP completed
@@ -471,7 +637,6 @@ static void ib_mad_send_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
 			     mad_list.cqe);
 	struct ib_mad_qp_info *qp_info = wr->mad_agent_priv->qp_info;
 	struct ib_device *dev = qp_info->port_priv->device;
-	const struct ib_wc refused_wc = { .status = IB_WC_LOC_QP_OP_ERR };
 	LIST_HEAD(refused);
 	int err;
 
@@ -487,13 +652,7 @@ static void ib_mad_send_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
 				    err);
 
 	/* Completed in the order they were queued, after @wr. */
-	while ((wr = list_first_entry_or_null(&refused,
-					      struct ib_mad_send_wr_private,
-					      mad_list.list))) {
-		list_del(&wr->mad_list.list);
-		ib_mad_send_unmap(dev, wr);
-		ib_mad_send_wc_done(wr, &refused_wc);
-	}
+	ib_mad_send_complete_refused(dev, &refused);
 }
 
 /* Port setup ------------------------------------------------------------ */
@@ -606,7 +765,7 @@ static int ib_mad_port_start(struct ib_mad_port_private *port)
 	for (i = 0; i < IB_MAD_QPS_CORE; i++) {
 		if (!port->qp_info[i].qp)
 			continue;
-		ret = ib_mad_fill_recv_ring(&port->qp_info[i], GFP_KERNEL);
+		ret = ib_mad_fill_recv_ring(&port->qp_info[i], GFP_KERNEL, 1);
 		if (ret)
 			return ret;
 	}
@@ -662,6 +821,8 @@ static struct ib_mad_port_private *ib_mad_port_alloc(struct ib_device *device,
 		ib_mad_init_queue(qp_info, &qp_info->recv_queue,
 				  ib_mad_recvq_size);
 		INIT_LIST_HEAD(&qp_info->overflow_list);
+		INIT_LIST_HEAD(&qp_info->refused_list);
+		INIT_WORK(&qp_info->refused_work, ib_mad_send_refused_work);
 	}
 	return port;
 }
@@ -739,6 +900,8 @@ err_free_port:
 static void ib_mad_port_close(struct ib_mad_port_private *port)
 {
 	ib_mad_port_mark_closing(port);
+	/* Posts that took their slot before are done (ib_mad_qp_post_send()). */
+	synchronize_rcu();
 	ib_mad_port_destroy_qps(port);
 	/* After this no completion handler runs any more. */
 	ib_free_cq(port->cq);

@@ -134,6 +134,12 @@ struct ib_mad_list_head {
  * @recv_wc: the work completion handed to clients; recv_wc.rmpp_list heads
  *	the list of segments (recv_wc.recv_buf.list) once RMPP reassembles
  * @wc: copy of the verbs completion, recv_wc.wc points here
+ * @post: the work request and its scatter entry that post the buffer,
+ *	chained to the others of its batch (see ib_mad_fill_recv_ring()).
+ *	Used only until ib_post_recv() returns, so it shares its memory
+ *	with @wc, which is written only once the buffer has completed
+ * @post.wr: the receive work request
+ * @post.sge: its one scatter entry, @grh and @mad
  * @mapping: DMA address of @grh (GRH and MAD are mapped as one area)
  * @mad_size: size of @mad (IB 256 bytes or OPA 2 KiB)
  * @grh: the 40 bytes in front of the MAD: GRH, or on RoCE v2 an IPv4
@@ -146,7 +152,13 @@ struct ib_mad_list_head {
 struct ib_mad_recv_priv {
 	struct ib_mad_list_head mad_list;
 	struct ib_mad_recv_wc recv_wc;
-	struct ib_wc wc;
+	union {
+		struct ib_wc wc;
+		struct {
+			struct ib_recv_wr wr;
+			struct ib_sge sge;
+		} post;
+	};
 	u64 mapping;
 	size_t mad_size;
 	struct ib_grh grh;
@@ -515,6 +527,10 @@ struct ib_mad_queue {
  * @send_queue: sends on the QP
  * @recv_queue: receives on the QP
  * @overflow_list: sends waiting for room on @send_queue (under its lock)
+ * @refused_list: sends taken off @overflow_list that the QP refused, for
+ *	@refused_work to complete (under @send_queue's lock)
+ * @refused_work: completes them where no MAD lock is held, see
+ *	ib_mad_qp_post_send()
  */
 struct ib_mad_qp_info {
 	struct ib_mad_port_private *port_priv;
@@ -522,6 +538,8 @@ struct ib_mad_qp_info {
 	struct ib_mad_queue send_queue;
 	struct ib_mad_queue recv_queue;
 	struct list_head overflow_list;
+	struct list_head refused_list;
+	struct work_struct refused_work;
 };
 
 /**
@@ -690,6 +708,7 @@ struct ib_mad_port_private *ib_mad_port_get(struct ib_device *device,
 int ib_mad_qp_post_send(struct ib_mad_send_wr_private *wr);
 struct ib_mad_recv_priv *ib_mad_recv_priv_alloc(size_t mad_size, gfp_t gfp);
 void ib_mad_recv_priv_free(struct ib_mad_recv_priv *priv);
+void ib_mad_send_refused_work(struct work_struct *work);
 void ib_mad_port_debugfs_add(struct ib_mad_port_private *port);
 void ib_mad_port_debugfs_remove(struct ib_mad_port_private *port);
 

@@ -275,6 +275,9 @@ static struct ib_mad_port_private *mad_test_port(struct kunit *test)
 		spin_lock_init(&port->qp_info[i].send_queue.lock);
 		INIT_LIST_HEAD(&port->qp_info[i].send_queue.list);
 		INIT_LIST_HEAD(&port->qp_info[i].overflow_list);
+		INIT_LIST_HEAD(&port->qp_info[i].refused_list);
+		INIT_WORK(&port->qp_info[i].refused_work,
+			  ib_mad_send_refused_work);
 	}
 	return port;
 }
@@ -707,7 +710,9 @@ struct mad_test_env {
 	int sends_done;
 	struct task_struct *send_task;
 	int recvs_done;
-	int recv_posts;
+	int recv_posts;			/* receive work requests accepted */
+	int recv_post_calls;		/* post_recv() calls */
+	int recv_refuse_at;		/* refuse the Nth request of a call */
 	u16 rmpp_slid;
 	enum ib_wc_status last_status;
 	int timeouts;			/* completions with RESP_TIMEOUT_ERR */
@@ -2229,6 +2234,116 @@ static void mad_test_qp_overflow_refused(struct kunit *test)
 	ib_free_send_mad(c);
 }
 
+/*
+ * The fake QP's post_send() that notes a post made with the send queue
+ * lock held or interrupts off (in env->posts_locked).
+ */
+static int mad_test_qp_post_ctx(struct ib_qp *qp, const struct ib_send_wr *wr,
+				const struct ib_send_wr **bad_wr)
+{
+	struct mad_test_env *env = kunit_get_current_test()->priv;
+	spinlock_t *lock = &env->port->qp_info[1].send_queue.lock;
+
+	if (irqs_disabled() || !spin_trylock(lock))
+		env->posts_locked++;
+	else
+		spin_unlock(lock);
+	env->posts++;
+	return 0;
+}
+
+/*
+ * A new send takes its slot under the send queue lock and is posted after
+ * it: the driver's post holds up neither completions nor other senders,
+ * and runs with interrupts on.
+ */
+static void mad_test_qp_post_unlocked(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env_qp(test, 2);
+	struct ib_mad_send_buf *a = mad_test_send(test, env, 33, 0, 0);
+
+	env->dev->ops.post_send = mad_test_qp_post_ctx;
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(a, NULL), 0);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	KUNIT_EXPECT_EQ(test, env->posts_locked, 0);
+	KUNIT_EXPECT_EQ(test, env->port->qp_info[1].send_queue.count, 1);
+	mad_test_cqe(a, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->port->qp_info[1].send_queue.count, 0);
+	ib_free_send_mad(a);
+}
+
+/*
+ * The fake QP's post_send() for a refused post: with env->hook_buf set it
+ * first posts that buffer, as another CPU would while the driver posts,
+ * then refuses the request it was given; otherwise it refuses once with
+ * env->post_ret, or accepts.
+ */
+static int mad_test_qp_nested(struct ib_qp *qp, const struct ib_send_wr *wr,
+			      const struct ib_send_wr **bad_wr)
+{
+	struct kunit *test = kunit_get_current_test();
+	struct mad_test_env *env = test->priv;
+	struct ib_mad_send_buf *other = env->hook_buf;
+	int ret = env->post_ret;
+
+	if (other) {
+		env->hook_buf = NULL;
+		KUNIT_EXPECT_EQ(test, ib_post_send_mad(other, NULL), 0);
+		*bad_wr = wr;
+		return -ENOMEM;
+	}
+	env->post_ret = 0;
+	if (ret) {
+		*bad_wr = wr;
+		return ret;
+	}
+	env->posts++;
+	return 0;
+}
+
+/*
+ * A post the QP refuses gives its slot back: to the send that came to
+ * wait meanwhile, which is posted; when the QP refuses that one too, it
+ * completes with IB_WC_LOC_QP_OP_ERR from the QP's refused work (the
+ * refused post's caller may hold an agent lock). The refused send goes
+ * back to its caller, uncompleted.
+ */
+static void mad_test_qp_post_refused_slot(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env_qp(test, 1);
+	struct ib_mad_send_buf *b = mad_test_send(test, env, 34, 0, 0);
+	struct ib_mad_send_buf *c = mad_test_send(test, env, 35, 0, 0);
+	struct ib_mad_send_buf *d = mad_test_send(test, env, 36, 0, 0);
+	struct ib_mad_qp_info *qp1 = &env->port->qp_info[1];
+
+	env->dev->ops.post_send = mad_test_qp_nested;
+	env->hook_buf = c;
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(b, NULL), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	KUNIT_EXPECT_TRUE(test, list_empty(&qp1->overflow_list));
+	KUNIT_EXPECT_EQ(test, qp1->send_queue.count, 1);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	mad_test_cqe(c, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, qp1->send_queue.count, 0);
+
+	env->hook_buf = d;
+	env->post_ret = -EIO;
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(b, NULL), -ENOMEM);
+	flush_workqueue(env->port->wq);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_LOC_QP_OP_ERR);
+	KUNIT_EXPECT_EQ(test, mad_test_state(d), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, qp1->send_queue.count, 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&qp1->overflow_list));
+	KUNIT_EXPECT_TRUE(test, list_empty(&qp1->refused_list));
+	ib_free_send_mad(b);
+	ib_free_send_mad(c);
+	ib_free_send_mad(d);
+}
+
 /* The fake QP's modify_qp(): the QP stays in SQE. */
 static int mad_test_qp_modify_fail(struct ib_qp *qp, struct ib_qp_attr *attr,
 				   int attr_mask, struct ib_udata *udata)
@@ -3096,13 +3211,25 @@ static void mad_test_fc_deadline_clamp(struct kunit *test)
 	ib_free_send_mad(stale);
 }
 
-/* The fake QP's post_recv(): every buffer is accepted, and counted. */
+/*
+ * The fake QP's post_recv(): the work requests of a chain are counted and
+ * accepted, but for the recv_refuse_at-th of a call when it is set, which
+ * is refused with those after it, as a full receive queue would.
+ */
 static int mad_test_qp_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 				 const struct ib_recv_wr **bad_wr)
 {
 	struct mad_test_env *env = kunit_get_current_test()->priv;
+	int i;
 
-	env->recv_posts++;
+	env->recv_post_calls++;
+	for (i = 1; wr; wr = wr->next, i++) {
+		if (i == env->recv_refuse_at) {
+			*bad_wr = wr;
+			return -ENOMEM;
+		}
+		env->recv_posts++;
+	}
 	return 0;
 }
 
@@ -3170,6 +3297,47 @@ static void mad_test_recv_flush_no_refill(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, env->recv_posts, 5);
 	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RECV_FLUSHED), 4);
 	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RECV), 0);
+}
+
+/*
+ * Receive buffers are posted in batches: nothing until a batch is missing
+ * from the ring (an eighth of a 64-buffer ring), then one call for all of
+ * them. A refused request and those after it stay unposted and are freed
+ * (KASAN and kmemleak watch that), the ring counts only what the QP took.
+ */
+static void mad_test_recv_batch_refill(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_qp_info *qp0 = &env->port->qp_info[0];
+	int i;
+
+	mad_test_recv_ring(env, 64);
+	KUNIT_ASSERT_EQ(test, env->recv_post_calls, 1);
+	KUNIT_ASSERT_EQ(test, env->recv_posts, 64);
+	for (i = 0; i < 7; i++)
+		mad_test_recv_complete(env, IB_WC_LOC_LEN_ERR);
+	KUNIT_EXPECT_EQ(test, qp0->recv_queue.count, 57);
+	KUNIT_EXPECT_EQ(test, env->recv_post_calls, 1);
+	mad_test_recv_complete(env, IB_WC_LOC_LEN_ERR);
+	KUNIT_EXPECT_EQ(test, qp0->recv_queue.count, 64);
+	KUNIT_EXPECT_EQ(test, env->recv_post_calls, 2);
+	KUNIT_EXPECT_EQ(test, env->recv_posts, 72);
+
+	/* The third request of the next batch is refused. */
+	env->recv_refuse_at = 3;
+	for (i = 0; i < 8; i++)
+		mad_test_recv_complete(env, IB_WC_LOC_LEN_ERR);
+	KUNIT_EXPECT_EQ(test, env->recv_post_calls, 3);
+	KUNIT_EXPECT_EQ(test, env->recv_posts, 74);
+	KUNIT_EXPECT_EQ(test, qp0->recv_queue.count, 58);
+
+	/* Refilled in full once a batch is missing again. */
+	env->recv_refuse_at = 0;
+	for (i = 0; i < 2; i++)
+		mad_test_recv_complete(env, IB_WC_LOC_LEN_ERR);
+	KUNIT_EXPECT_EQ(test, qp0->recv_queue.count, 64);
+	KUNIT_EXPECT_EQ(test, env->recv_post_calls, 4);
+	KUNIT_EXPECT_EQ(test, env->recv_posts, 82);
 }
 
 static int mad_test_process_mad_calls;
@@ -3385,6 +3553,8 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_qp_overflow),
 	KUNIT_CASE(mad_test_qp_send_error),
 	KUNIT_CASE(mad_test_qp_overflow_refused),
+	KUNIT_CASE(mad_test_qp_post_unlocked),
+	KUNIT_CASE(mad_test_qp_post_refused_slot),
 	KUNIT_CASE(mad_test_qp_flush_final),
 	KUNIT_CASE(mad_test_local_smp_wc),
 	KUNIT_CASE(mad_test_rmpp_segment_list),
@@ -3402,6 +3572,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_fc_retries_idle),
 	KUNIT_CASE(mad_test_fc_deadline_clamp),
 	KUNIT_CASE(mad_test_recv_flush_no_refill),
+	KUNIT_CASE(mad_test_recv_batch_refill),
 	KUNIT_CASE(mad_test_recv_driver_nomem),
 	KUNIT_CASE(mad_test_reg_bad_port),
 	KUNIT_CASE(mad_test_fc_per_dest),
