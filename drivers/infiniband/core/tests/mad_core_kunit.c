@@ -2312,36 +2312,39 @@ static int mad_test_qp_nested(struct ib_qp *qp, const struct ib_send_wr *wr,
 static void mad_test_qp_post_refused_slot(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env_qp(test, 1);
-	struct ib_mad_send_buf *b = mad_test_send(test, env, 34, 0, 0);
-	struct ib_mad_send_buf *c = mad_test_send(test, env, 35, 0, 0);
-	struct ib_mad_send_buf *d = mad_test_send(test, env, 36, 0, 0);
 	struct ib_mad_qp_info *qp1 = &env->port->qp_info[1];
+	struct ib_mad_send_buf *buf[3];	/* refused, then the two waiting */
+	int i;
 
+	for (i = 0; i < ARRAY_SIZE(buf); i++)
+		buf[i] = mad_test_send(test, env, 34 + i, 0, 0);
 	env->dev->ops.post_send = mad_test_qp_nested;
-	env->hook_buf = c;
-	KUNIT_EXPECT_EQ(test, ib_post_send_mad(b, NULL), -ENOMEM);
+
+	/* The second comes while the first is posted: it takes the slot. */
+	env->hook_buf = buf[1];
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(buf[0], NULL), -ENOMEM);
 	KUNIT_EXPECT_EQ(test, env->posts, 1);
 	KUNIT_EXPECT_TRUE(test, list_empty(&qp1->overflow_list));
 	KUNIT_EXPECT_EQ(test, qp1->send_queue.count, 1);
 	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
-	mad_test_cqe(c, IB_WC_SUCCESS);
+	mad_test_cqe(buf[1], IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
 	KUNIT_EXPECT_EQ(test, qp1->send_queue.count, 0);
 
-	env->hook_buf = d;
+	/* The third comes the same way, and the QP refuses it as well. */
+	env->hook_buf = buf[2];
 	env->post_ret = -EIO;
-	KUNIT_EXPECT_EQ(test, ib_post_send_mad(b, NULL), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, ib_post_send_mad(buf[0], NULL), -ENOMEM);
 	flush_workqueue(env->port->wq);
 	KUNIT_EXPECT_EQ(test, env->posts, 1);
 	KUNIT_EXPECT_EQ(test, env->sends_done, 2);
 	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_LOC_QP_OP_ERR);
-	KUNIT_EXPECT_EQ(test, mad_test_state(d), IB_MAD_SEND_DONE);
+	KUNIT_EXPECT_EQ(test, mad_test_state(buf[2]), IB_MAD_SEND_DONE);
 	KUNIT_EXPECT_EQ(test, qp1->send_queue.count, 0);
 	KUNIT_EXPECT_TRUE(test, list_empty(&qp1->overflow_list));
 	KUNIT_EXPECT_TRUE(test, list_empty(&qp1->refused_list));
-	ib_free_send_mad(b);
-	ib_free_send_mad(c);
-	ib_free_send_mad(d);
+	for (i = 0; i < ARRAY_SIZE(buf); i++)
+		ib_free_send_mad(buf[i]);
 }
 
 /* The fake QP's modify_qp(): the QP stays in SQE. */
