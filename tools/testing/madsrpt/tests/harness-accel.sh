@@ -167,6 +167,7 @@ script=$work/hang.sh tmo=45
 # vm.sh stretches the timeout of the detector kernel (make check-debug).
 waited=$tmo
 [ "$MS_OURS" != debug ] || waited=$((tmo * MS_DEBUG_SLOWDOWN))
+export waited	# read by point 9's eval
 vmrun "$work/c" env FAKE_KVM=broken MS_ACCEL=tcg
 point 9 "a hung guest script: timed out, the watchdog shows it still sleeping" \
 	eval '[ "$rc" -ne 0 ] && grep -q "^not ok - hang: timed out after ${waited}s" "$last/console.out" &&
