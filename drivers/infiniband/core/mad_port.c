@@ -320,7 +320,6 @@ static void ib_mad_send_cqe_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /* Why a work request is handed to the QP: each has its trace point. */
 enum ib_mad_post_cause {
-	IB_MAD_POST_NEW,	/* ib_mad_qp_post_send() */
 	IB_MAD_POST_PROMOTED,	/* off the overflow list, a slot freed */
 	IB_MAD_POST_RECOVERED,	/* flushed by a send error recovery */
 };
@@ -332,9 +331,6 @@ static int ib_mad_qp_post_locked(struct ib_mad_qp_info *qp_info,
 {
 	lockdep_assert_held(&qp_info->send_queue.lock);
 	switch (cause) {
-	case IB_MAD_POST_NEW:
-		trace_ib_mad_ib_send_mad(wr, qp_info);
-		break;
 	case IB_MAD_POST_PROMOTED:
 		trace_ib_mad_send_done_resend(wr, qp_info);
 		break;
