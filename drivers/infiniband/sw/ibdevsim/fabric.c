@@ -682,21 +682,21 @@ static struct ibdevsim_port *ibdevsim_switch_mcast(struct ibdevsim_port *in,
 {
 	struct ibdevsim_node *node = in->node;
 	struct ibdevsim_port *first = NULL;
+	DECLARE_BITMAP(ports, IBDEVSIM_MAX_PORTS + 1);
 	struct ibdevsim_pkt *copy;
-	u64 ports;
-	int i;
+	unsigned int i;
 
 	/* An RC request to a multicast LID is invalid. */
-	ports = pkt->rc ? 0 :
+	if (pkt->rc)
+		bitmap_zero(ports, IBDEVSIM_MAX_PORTS + 1);
+	else
 		ibdevsim_mft_lookup(node->sw->mft, IBDEVSIM_MFT_CAP,
 				    node->sw->mft_top, pkt->dlid, node->nports,
-				    in->num);
+				    in->num, ports);
 	/* Beyond the table: the switch cannot forward it, and counts that. */
 	if (pkt->dlid - IBDEVSIM_MCAST_LID_BASE >= IBDEVSIM_MFT_CAP)
 		in->cnt.rcv_errors++;
-	for (i = 1; i <= node->nports; i++) {
-		if (!(ports & BIT_ULL(i)))
-			continue;
+	for_each_set_bit(i, ports, node->nports + 1) {
 		if (!first) {
 			first = &node->ports[i];
 			continue;

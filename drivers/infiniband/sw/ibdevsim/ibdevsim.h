@@ -29,7 +29,14 @@
 #include <rdma/ib_smi.h>
 #include <rdma/ib_verbs.h>
 
-#define IBDEVSIM_MAX_PORTS		36
+/*
+ * Ports of a switch: NumPorts is a byte and port 255 is reserved, so a
+ * switch has at most 254 (a Quantum-2 has 64, a Quantum-3 144).  An HCA
+ * has far fewer; each of its ports costs an ib_device port with QP0, QP1
+ * and their MAD rings.
+ */
+#define IBDEVSIM_MAX_PORTS		254
+#define IBDEVSIM_MAX_HCA_PORTS		36
 #define IBDEVSIM_PKEY_TBL_LEN		32
 #define IBDEVSIM_GID_TBL_LEN		1
 #define IBDEVSIM_MTU			4096
@@ -37,7 +44,6 @@
 #define IBDEVSIM_LFT_CAP		49152
 /* MulticastFDBCap: MLIDs for every group of a 1,024-host IPoIB subnet. */
 #define IBDEVSIM_MFT_CAP		4096
-#define IBDEVSIM_MFT_POSITIONS		3
 #define IBDEVSIM_DMA_LKEY		0x1000
 #define IBDEVSIM_MAX_SGE		8
 #define IBDEVSIM_MAX_WR			16384
@@ -345,8 +351,9 @@ static inline u32 ibdevsim_port_mtu(const struct ibdevsim_port *port)
  * @lft: the linear forwarding table, %IBDEVSIM_LFT_CAP entries (255: none)
  * @lft_top: LinearFDBTop
  * @mft_top: MulticastFDBTop
- * @mft: the multicast forwarding table: port masks by MLID and position,
- *	 %IBDEVSIM_MFT_CAP rows
+ * @mft: the multicast forwarding table: %IBDEVSIM_MFT_CAP rows (MLID
+ *	 0xc000 first) of ibdevsim_mft_positions() PortMasks each, the
+ *	 PortMask of position p holding ports 16p to 16p + 15
  * @default_port: DefaultPort of SwitchInfo
  * @default_mcast_primary: DefaultMulticastPrimaryPort
  * @default_mcast_not_primary: DefaultMulticastNotPrimaryPort
@@ -360,7 +367,7 @@ struct ibdevsim_switch {
 	u8 *lft;
 	u16 lft_top;
 	u16 mft_top;
-	u16 (*mft)[IBDEVSIM_MFT_POSITIONS];
+	u16 *mft;
 	u8 default_port;
 	u8 default_mcast_primary;
 	u8 default_mcast_not_primary;
@@ -1219,8 +1226,17 @@ static inline bool ibdevsim_lid_is_mcast(u16 lid)
 	return lid >= IBDEVSIM_MCAST_LID_BASE && lid != 0xffff;
 }
 
-u64 ibdevsim_mft_lookup(const u16 (*mft)[IBDEVSIM_MFT_POSITIONS], u32 cap,
-			u16 top, u16 mlid, u8 nports, u8 in_port);
+/*
+ * PortMasks in a row of a switch's MFT: enough 16-port positions for
+ * ports 0 to @nports.
+ */
+static inline u32 ibdevsim_mft_positions(u8 nports)
+{
+	return nports / 16 + 1;
+}
+
+bool ibdevsim_mft_lookup(const u16 *mft, u32 cap, u16 top, u16 mlid,
+			 u8 nports, u8 in_port, unsigned long *ports);
 int ibdevsim_mcast_attach_check(const struct list_head *atts, u32 ngrps,
 				const union ib_gid *mgid, u16 mlid,
 				const struct ibdevsim_qp *qp, bool ud,

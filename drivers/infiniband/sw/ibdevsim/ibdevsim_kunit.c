@@ -399,39 +399,113 @@ static void link_parse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ibdevsim_link_parse("2", &up), -EINVAL);
 }
 
+/* An MFT of 4 MLIDs (from 0xc000) for an @nports-port switch. */
+static u16 *mft_new(struct kunit *test, u8 nports)
+{
+	u16 *mft = kunit_kcalloc(test, 4 * ibdevsim_mft_positions(nports),
+				 sizeof(*mft), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, mft);
+	return mft;
+}
+
+/* Set @port's bit in @mlid's row, as the SM's PortMask of its position. */
+static void mft_add(u16 *mft, u8 nports, u16 mlid, u32 port)
+{
+	u32 npos = ibdevsim_mft_positions(nports);
+
+	mft[(mlid - IBDEVSIM_MCAST_LID_BASE) * npos + port / 16] |=
+		BIT(port % 16);
+}
+
+/* Where a lookup sends the packet, as "1 3 8"; "-" when it is dropped. */
+static const char *mft_out(struct kunit *test, const u16 *mft, u32 cap,
+			   u16 top, u16 mlid, u8 nports, u8 in_port)
+{
+	DECLARE_BITMAP(ports, IBDEVSIM_MAX_PORTS + 1);
+	const size_t size = 4 * (IBDEVSIM_MAX_PORTS + 1);
+	char *s = kunit_kzalloc(test, size, GFP_KERNEL);
+	unsigned int i, len = 0;
+	bool any;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	any = ibdevsim_mft_lookup(mft, cap, top, mlid, nports, in_port, ports);
+	for_each_set_bit(i, ports, IBDEVSIM_MAX_PORTS + 1)
+		len += scnprintf(s + len, size - len, "%s%u", len ? " " : "",
+				 i);
+	if (any != !!len)
+		return "return value disagrees with the ports";
+	return len ? s : "-";
+}
+
+/*
+ * Multicast forwarding by the PortMasks of each position, on switches of
+ * 8, 20, 36, 64 and 254 ports: every position's ports are found, none
+ * beyond the switch's last port, never port 0 or the way in.
+ */
 static void mft_lookup(struct kunit *test)
 {
-	static u16 mft[4][IBDEVSIM_MFT_POSITIONS];
+	u16 *m8 = mft_new(test, 8), *m20 = mft_new(test, 20);
+	u16 *m36 = mft_new(test, 36), *m64 = mft_new(test, 64);
+	u16 *m254 = mft_new(test, 254);
 
-	memset(mft, 0, sizeof(mft));
-	/* MLID 0xc000: ports 1, 3 and 8 (position 0). */
-	mft[0][0] = BIT(1) | BIT(3) | BIT(8);
-	/* MLID 0xc001: port 17 (position 1, bit 1) and 36 (position 2). */
-	mft[1][1] = BIT(1);
-	mft[1][2] = BIT(4);
-	/* MLID 0xc002: port 0 and a port beyond the switch's 8. */
-	mft[2][0] = BIT(0) | BIT(9);
-	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xc000, 8, 2),
-			BIT_ULL(1) | BIT_ULL(3) | BIT_ULL(8));
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_positions(8), 1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_positions(15), 1);
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_positions(16), 2);
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_positions(36), 3);
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_positions(64), 5);
+	KUNIT_EXPECT_EQ(test, ibdevsim_mft_positions(254), 16);
+
+	mft_add(m8, 8, 0xc000, 1);
+	mft_add(m8, 8, 0xc000, 3);
+	mft_add(m8, 8, 0xc000, 8);
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m8, 4, 0, 0xc000, 8, 2),
+			   "1 3 8");
 	/* Never back out of the port it came in on. */
-	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xc000, 8, 3),
-			BIT_ULL(1) | BIT_ULL(8));
-	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xc001, 36, 1),
-			BIT_ULL(17) | BIT_ULL(36));
-	/* Port 36 is not there on a 20-port switch. */
-	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xc001, 20, 1),
-			BIT_ULL(17));
-	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xc002, 8, 1),
-			0);
-	/* MulticastFDBTop, the capacity, unicast and permissive LIDs. */
-	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0xc000, 0xc001, 36,
-						  1), 0);
-	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0xc001, 0xc001, 36,
-						  1), BIT_ULL(17) | BIT_ULL(36));
-	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 1, 0, 0xc001, 36, 1),
-			0);
-	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0x0001, 8, 2), 0);
-	KUNIT_EXPECT_EQ(test, ibdevsim_mft_lookup(mft, 4, 0, 0xffff, 8, 2), 0);
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m8, 4, 0, 0xc000, 8, 3),
+			   "1 8");
+	/* Port 0 and a bit beyond the switch's 8 ports go nowhere. */
+	mft_add(m8, 8, 0xc002, 0);
+	mft_add(m8, 8, 0xc002, 9);
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m8, 4, 0, 0xc002, 8, 1), "-");
+
+	/* 20 ports: position 1 holds 16 to 31, of which 21 is not there. */
+	mft_add(m20, 20, 0xc001, 17);
+	mft_add(m20, 20, 0xc001, 21);
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m20, 4, 0, 0xc001, 20, 1),
+			   "17");
+
+	/* 36 ports: position 2; MulticastFDBTop and the capacity. */
+	mft_add(m36, 36, 0xc001, 17);
+	mft_add(m36, 36, 0xc001, 36);
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m36, 4, 0, 0xc001, 36, 1),
+			   "17 36");
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m36, 4, 0xc000, 0xc001, 36, 1),
+			   "-");
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m36, 4, 0xc001, 0xc001, 36, 1),
+			   "17 36");
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m36, 1, 0, 0xc001, 36, 1), "-");
+	/* Unicast and permissive LIDs are not in the table. */
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m36, 4, 0, 0x0001, 36, 2), "-");
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m36, 4, 0, 0xffff, 36, 2), "-");
+
+	/* 64 ports (a Quantum-2): port 64 is bit 0 of position 4. */
+	mft_add(m64, 64, 0xc003, 1);
+	mft_add(m64, 64, 0xc003, 48);
+	mft_add(m64, 64, 0xc003, 63);
+	mft_add(m64, 64, 0xc003, 64);
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m64, 4, 0, 0xc003, 64, 1),
+			   "48 63 64");
+
+	/* 254 ports, all 16 positions; bit 255 (reserved) goes nowhere. */
+	mft_add(m254, 254, 0xc003, 2);
+	mft_add(m254, 254, 0xc003, 128);
+	mft_add(m254, 254, 0xc003, 254);
+	mft_add(m254, 254, 0xc003, 255);
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m254, 4, 0, 0xc003, 254, 128),
+			   "2 254");
+	KUNIT_EXPECT_STREQ(test, mft_out(test, m254, 4, 0, 0xc003, 254, 254),
+			   "2 128");
 }
 
 /* Fake QPs: the rules only compare their addresses. */
@@ -892,6 +966,7 @@ static struct ibdevsim_node *fake_switch(struct kunit *test, u8 nports)
 	node->sw->lft = test_zalloc(test, IBDEVSIM_LFT_CAP);
 	memset(node->sw->lft, 0xff, IBDEVSIM_LFT_CAP);
 	node->sw->mft = test_zalloc(test, IBDEVSIM_MFT_CAP *
+					  ibdevsim_mft_positions(nports) *
 					  sizeof(*node->sw->mft));
 	for (i = 0; i <= nports; i++)
 		ibdevsim_port_init(&node->ports[i], node, i);
@@ -982,7 +1057,7 @@ static void rc_not_replicated(struct kunit *test)
 
 	cable_active(&a->ports[1], &b->ports[1]);
 	b->sw->mft_top = IBDEVSIM_MCAST_LID_BASE;
-	b->sw->mft[0][0] = BIT(2) | BIT(3);
+	b->sw->mft[0] = BIT(2) | BIT(3);
 	walk_one(&a->ports[1], rc_pkt(test, IBDEVSIM_MCAST_LID_BASE));
 	KUNIT_EXPECT_EQ(test, b->ports[2].cnt.xmit_discards, 0);
 	KUNIT_EXPECT_EQ(test, b->ports[3].cnt.xmit_discards, 0);

@@ -117,7 +117,7 @@ static void ibdevsim_node_release(struct device *dev)
 		kvfree(node->sw->mft);
 	}
 	kfree(node->sw);
-	kfree(node);
+	kvfree(node);
 }
 
 /*
@@ -130,11 +130,13 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 	struct ibdevsim_node *node;
 	int ret, i;
 
-	if (!nports || nports > IBDEVSIM_MAX_PORTS)
+	if (!nports || nports > (type == IBDEVSIM_NODE_SWITCH ?
+				 IBDEVSIM_MAX_PORTS : IBDEVSIM_MAX_HCA_PORTS))
 		return -EINVAL;
 	if (ibdevsim_node_find(id))
 		return -EEXIST;
-	node = kzalloc(struct_size(node, ports, nports + 1), GFP_KERNEL);
+	/* A 254-port switch's ports take more than a few pages. */
+	node = kvzalloc(struct_size(node, ports, nports + 1), GFP_KERNEL);
 	if (!node)
 		return -ENOMEM;
 	node->id = id;
@@ -149,9 +151,10 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 		node->sw = kzalloc(sizeof(*node->sw), GFP_KERNEL);
 		if (node->sw) {
 			node->sw->lft = kvmalloc(IBDEVSIM_LFT_CAP, GFP_KERNEL);
-			node->sw->mft = kvcalloc(IBDEVSIM_MFT_CAP,
-						 sizeof(*node->sw->mft),
-						 GFP_KERNEL);
+			node->sw->mft =
+				kvcalloc(array_size(IBDEVSIM_MFT_CAP,
+						    ibdevsim_mft_positions(nports)),
+					 sizeof(*node->sw->mft), GFP_KERNEL);
 		}
 		if (!node->sw || !node->sw->lft || !node->sw->mft) {
 			if (node->sw) {
@@ -159,7 +162,7 @@ static int ibdevsim_node_new(enum ibdevsim_node_type type, u32 id, u32 nports,
 				kvfree(node->sw->mft);
 			}
 			kfree(node->sw);
-			kfree(node);
+			kvfree(node);
 			return -ENOMEM;
 		}
 		memset(node->sw->lft, 0xff, IBDEVSIM_LFT_CAP);

@@ -210,14 +210,15 @@ static u16 ibdevsim_sma_mft(struct ibdevsim_node *node, struct ib_smp *smp,
 {
 	u32 mod = be32_to_cpu(smp->attr_mod);
 	u32 position = mod >> 28, block = mod & 0x1ff;
+	u32 npos = ibdevsim_mft_positions(node->nports);
 	__be16 *wire = (__be16 *)smp->data;
 	int i;
 
-	if (position >= IBDEVSIM_MFT_POSITIONS ||
-	    block >= IBDEVSIM_MFT_CAP / 32)
+	/* Positions beyond the switch's last port are not there. */
+	if (position >= npos || block >= IBDEVSIM_MFT_CAP / 32)
 		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
 	for (i = 0; i < 32; i++) {
-		u16 *mask = &node->sw->mft[block * 32 + i][position];
+		u16 *mask = &node->sw->mft[(block * 32 + i) * npos + position];
 
 		if (set)
 			*mask = be16_to_cpu(wire[i]);

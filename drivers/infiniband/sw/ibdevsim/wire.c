@@ -9,6 +9,7 @@
  * KUnit suite can drive it with hand-made SMPs.
  */
 
+#include <linux/bitmap.h>
 #include <linux/module.h>
 #include <kunit/visibility.h>
 #include <rdma/ib_pack.h>
@@ -451,36 +452,47 @@ EXPORT_SYMBOL_IF_KUNIT(ibdevsim_pkey_find);
 
 /**
  * ibdevsim_mft_lookup() - where a switch sends a multicast packet
- * @mft: the multicast forwarding table, one row of PortMasks per MLID
- *	 (MLID 0xc000 first), position p holding ports 16p to 16p + 15
+ * @mft: the multicast forwarding table, one row of
+ *	 ibdevsim_mft_positions(@nports) PortMasks per MLID (MLID 0xc000
+ *	 first), position p holding ports 16p to 16p + 15
  * @cap: rows in @mft (MulticastFDBCap)
  * @top: MulticastFDBTop, the highest MLID the table is valid for; 0 (the
  *	 SM never set it) means the whole table is valid
  * @mlid: the packet's destination LID
  * @nports: the switch's number of external ports
  * @in_port: the port the packet came in on
+ * @ports: set to the output ports (bit n for port n); a bitmap of
+ *	   %IBDEVSIM_MAX_PORTS + 1 bits
  *
  * A packet never goes back out of the port it came in on, nor to port 0
- * (the switch's management port holds no QP that could be a member).
+ * (the switch's management port holds no QP that could be a member), nor
+ * to a port the switch does not have.
  *
- * Return: a mask of the output ports (bit n for port n), 0 when the
- * packet is dropped: not a multicast LID, beyond the capacity or @top, or
- * no member port.
+ * Return: true when @ports has a port; false when the packet is dropped:
+ * not a multicast LID, beyond the capacity or @top, or no member port.
  */
-u64 ibdevsim_mft_lookup(const u16 (*mft)[IBDEVSIM_MFT_POSITIONS], u32 cap,
-			u16 top, u16 mlid, u8 nports, u8 in_port)
+bool ibdevsim_mft_lookup(const u16 *mft, u32 cap, u16 top, u16 mlid,
+			 u8 nports, u8 in_port, unsigned long *ports)
 {
+	u32 npos = ibdevsim_mft_positions(nports);
 	u32 row = mlid - IBDEVSIM_MCAST_LID_BASE;
-	u64 mask = 0;
-	int pos;
+	const u16 *masks = mft + row * npos;
+	u32 pos;
 
+	bitmap_zero(ports, IBDEVSIM_MAX_PORTS + 1);
 	if (!ibdevsim_lid_is_mcast(mlid) || row >= cap || (top && mlid > top))
-		return 0;
-	for (pos = 0; pos < IBDEVSIM_MFT_POSITIONS; pos++)
-		mask |= (u64)mft[row][pos] << (16 * pos);
-	mask &= GENMASK_ULL(nports, 1);
-	mask &= ~BIT_ULL(in_port);
-	return mask;
+		return false;
+	for (pos = 0; pos < npos; pos++) {
+		unsigned long bits = masks[pos];
+		unsigned int b;
+
+		for_each_set_bit(b, &bits, 16)
+			if (16 * pos + b <= nports)
+				__set_bit(16 * pos + b, ports);
+	}
+	__clear_bit(0, ports);
+	__clear_bit(in_port, ports);
+	return !bitmap_empty(ports, nports + 1);
 }
 EXPORT_SYMBOL_IF_KUNIT(ibdevsim_mft_lookup);
 
