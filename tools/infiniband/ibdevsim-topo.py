@@ -23,7 +23,9 @@ import sys
 import time
 
 SYS = "/sys/bus/ibdevsim"
-MAX_PORTS = 36          # IBDEVSIM_MAX_PORTS
+MAX_PORTS = 254         # IBDEVSIM_MAX_PORTS: a switch's
+MAX_HCA_PORTS = 36      # IBDEVSIM_MAX_HCA_PORTS
+MAX_FT_ENDS = 65536     # HCA ports of a generated fat tree (its GUID plan)
 DESC_MAX = 64           # the NodeDescription attribute's bytes
 
 
@@ -98,10 +100,11 @@ def parse(path, text=None):
                 raise TopoError("%s: routers are not simulated" % where)
             guid = int(guid, 16)
             nports = int(nports)
-            if not 1 <= nports <= MAX_PORTS:
-                raise TopoError("%s: %s 0x%016x has %d ports; ibdevsim "
-                                "nodes have 1 to %d" %
-                                (where, kind, guid, nports, MAX_PORTS))
+            most = MAX_PORTS if kind == "Switch" else MAX_HCA_PORTS
+            if not 1 <= nports <= most:
+                raise TopoError("%s: %s 0x%016x has %d ports; ibdevsim's "
+                                "have 1 to %d" %
+                                (where, kind, guid, nports, most))
             if (letter == "S") != (kind == "Switch"):
                 raise TopoError("%s: %s named %s-..." % (where, kind, letter))
             if guid in topo.nodes:
@@ -253,16 +256,13 @@ def load(args):
 # ------------------------------------------------------------- fat tree
 
 def fattree_shape(hosts, radix, levels):
-    """(leaves, hosts per leaf, uplinks per leaf, spines) of a fat tree."""
-    if radix < 2 or radix > MAX_PORTS:
-        raise TopoError("switch radix must be 2 to %d" % MAX_PORTS)
+    """(leaves, hosts per leaf, uplinks per leaf, spines) of a fat tree
+    of 1 or 2 levels."""
     if levels == 1:
         if hosts > radix:
             raise TopoError("one switch of %d ports cannot take %d hosts" %
                             (radix, hosts))
         return 1, hosts, 0, 0
-    if levels != 2:
-        raise TopoError("fat trees of 1 or 2 levels are made")
     # Half the ports down, half up, as long as every spine can reach
     # every leaf; beyond that, more hosts per leaf (oversubscribed).
     for down in range(max(radix // 2, 1), radix):
@@ -271,7 +271,7 @@ def fattree_shape(hosts, radix, levels):
             break
     else:
         raise TopoError("%d hosts need more than 2 levels of %d-port "
-                        "switches" % (hosts, radix))
+                        "switches (--levels 3)" % (hosts, radix))
     down = -(-hosts // leaves)
     up = radix - down
     spines = max(1, -(-leaves * up // radix))
@@ -280,50 +280,111 @@ def fattree_shape(hosts, radix, levels):
     return leaves, down, up, spines
 
 
+def fattree3_shape(hosts, radix):
+    """The shape of a 3-level fat tree (a folded Clos of pods), as a dict.
+
+    Leaves take half their ports down (fewer when the hosts share them
+    out evenly) and cable one uplink to each aggregation switch of their
+    pod; an aggregation switch has a port down to each leaf of its pod
+    and as many up, to its core group (the cores that the aggregation
+    switches of the same index in every pod share), spread so that every
+    core reaches every pod.  Nothing is oversubscribed: the largest tree
+    has radix^3 / 4 hosts.
+    """
+    half = radix // 2
+    if half < 1:
+        raise TopoError("3-level fat trees need switches of 2 ports or more")
+    leaves = -(-hosts // half)
+    pods = -(-leaves // half)
+    if pods > radix:
+        raise TopoError("%d hosts need more than 3 levels of %d-port "
+                        "switches (at most %d)" %
+                        (hosts, radix, radix * half * half))
+    down = -(-hosts // leaves)
+    up = radix - down
+    per_pod = -(-leaves // pods)        # leaves of the largest pod
+    cores = max(1, -(-pods * per_pod // radix))
+    while pods * -(-per_pod // cores) > radix:
+        cores += 1
+    return {"leaves": leaves, "down": down, "up": up, "pods": pods,
+            "per_pod": per_pod, "aggs": up, "cores": cores}
+
+
 def fattree(args):
-    if not 1 <= args.hca_ports <= MAX_PORTS:
-        raise TopoError("HCA ports must be 1 to %d" % MAX_PORTS)
+    if not 1 <= args.hca_ports <= MAX_HCA_PORTS:
+        raise TopoError("HCA ports must be 1 to %d" % MAX_HCA_PORTS)
+    if args.radix < 2 or args.radix > MAX_PORTS:
+        raise TopoError("switch radix must be 2 to %d" % MAX_PORTS)
+    if args.levels not in (1, 2, 3):
+        raise TopoError("fat trees of 1, 2 or 3 levels are made")
     ends = args.hosts * args.hca_ports
-    leaves, down, up, spines = fattree_shape(ends, args.radix, args.levels)
+    if not 1 <= ends <= MAX_FT_ENDS:
+        raise TopoError("fat trees of 1 to %d HCA ports are made" %
+                        MAX_FT_ENDS)
     base = args.guid_base
     hca = [base + 0x1000 + i * 0x40 for i in range(args.hosts)]
-    leaf = [base + 0x800000 + i * 0x40 for i in range(leaves)]
-    spine = [base + 0x900000 + i * 0x40 for i in range(spines)]
     descs = {g: "ft-host%d HCA-1" % i for i, g in enumerate(hca)}
-    descs.update({g: "ft leaf %d" % i for i, g in enumerate(leaf)})
-    descs.update({g: "ft spine %d" % i for i, g in enumerate(spine)})
     peer = {}
 
     def cable(a, pa, b, pb):
         peer[(a, pa)] = (b, pb)
         peer[(b, pb)] = (a, pa)
 
+    if args.levels == 3:
+        shape = fattree3_shape(ends, args.radix)
+        leaves, down = shape["leaves"], shape["down"]
+        leaf = [base + 0x800000 + i * 0x40 for i in range(leaves)]
+        upper = [base + 0x2000000 + i * 0x40
+                 for i in range(shape["pods"] * shape["aggs"])]
+        top = [base + 0x3000000 + i * 0x40
+               for i in range(shape["aggs"] * shape["cores"])]
+        descs.update({g: "ft leaf %d" % i for i, g in enumerate(leaf)})
+        descs.update({g: "ft pod %d agg %d" % divmod(i, shape["aggs"])
+                      for i, g in enumerate(upper)})
+        descs.update({g: "ft core %d" % i for i, g in enumerate(top)})
+        comment = ("# %d pods of up to %d leaves; %d hosts and %d uplinks "
+                   "a leaf, %d aggregation switches a pod, %d cores" %
+                   (shape["pods"], shape["per_pod"], down, shape["up"],
+                    shape["aggs"], len(top)))
+    else:
+        leaves, down, up, spines = fattree_shape(ends, args.radix,
+                                                 args.levels)
+        leaf = [base + 0x800000 + i * 0x40 for i in range(leaves)]
+        upper = [base + 0x900000 + i * 0x40 for i in range(spines)]
+        top = []
+        descs.update({g: "ft leaf %d" % i for i, g in enumerate(leaf)})
+        descs.update({g: "ft spine %d" % i for i, g in enumerate(upper)})
+        comment = ("# %d leaves of %d hosts, %d uplinks each, %d spines" %
+                   (leaves, down, up, spines))
+
     # Every host's port 1 first, then every port 2 and so on, filling the
     # leaves in turn: a multi-rail host's ports are on different leaves.
-    nextport = {g: 1 for g in leaf + spine}
+    nextport = {g: 1 for g in leaf + upper + top}
     for e in range(ends):
         p, h = e // args.hosts + 1, e % args.hosts
         lf = leaf[e // down]
         cable(hca[h], p, lf, nextport[lf])
         nextport[lf] += 1
-    for i, lf in enumerate(leaf):
-        for k in range(up):
-            sp = spine[(i + k) % spines]
-            cable(lf, down + 1 + k, sp, nextport[sp])
-            nextport[sp] += 1
+    if args.levels == 2:
+        for i, lf in enumerate(leaf):
+            for k in range(up):
+                sp = upper[(i + k) % spines]
+                cable(lf, down + 1 + k, sp, nextport[sp])
+                nextport[sp] += 1
+    elif args.levels == 3:
+        fattree3_cables(shape, leaf, upper, top, cable, nextport)
 
     out = ["#", "# Topology file: generated by ibdevsim-topo fattree "
            "--hosts %d --radix %d --levels %d --hca-ports %d" %
            (args.hosts, args.radix, args.levels, args.hca_ports),
-           "# %d leaves of %d hosts, %d uplinks each, %d spines" %
-           (leaves, down, up, spines), "#", ""]
+           comment, "#", ""]
 
     hcas = set(hca)
 
     def name(g):
         return ('"H-%016x"' if g in hcas else '"S-%016x"') % g
 
-    for g in leaf + spine:
+    for g in leaf + upper + top:
         desc = descs[g]
         out += ["vendid=0x2c9", "devid=0xbd36", "sysimgguid=0x%x" % g,
                 "switchguid=0x%x(%x)" % (g, g),
@@ -348,6 +409,29 @@ def fattree(args):
                        '4xEDR' % (p, g + p, name(rg), rp, descs[rg]))
         out.append("")
     sys.stdout.write("\n".join(out))
+
+
+def fattree3_cables(shape, leaf, agg, core, cable, nextport):
+    """Cable a 3-level tree's leaves to its aggregation switches, and
+    those to the cores.  Pods take consecutive leaves, as evenly as the
+    count allows."""
+    pods, naggs, ncores = shape["pods"], shape["aggs"], shape["cores"]
+    down, per_pod = shape["down"], shape["per_pod"]
+    first = 0
+    for q in range(pods):
+        count = len(leaf) // pods + (q < len(leaf) % pods)
+        for j, lf in enumerate(leaf[first:first + count]):
+            for u in range(naggs):
+                cable(lf, down + 1 + u, agg[q * naggs + u], j + 1)
+        first += count
+        # Each aggregation switch has per_pod ports up, whatever its pod's
+        # size, and its uplink v goes to core v mod cores of its group.
+        for u in range(naggs):
+            ag = agg[q * naggs + u]
+            for v in range(per_pod):
+                co = core[u * ncores + v % ncores]
+                cable(ag, per_pod + 1 + v, co, nextport[co])
+                nextport[co] += 1
 
 
 # ------------------------------------------------------------- compare
@@ -414,7 +498,7 @@ def main():
     p = sub.add_parser("fattree", help="print a fat tree's topology")
     p.add_argument("--hosts", type=int, required=True)
     p.add_argument("--radix", type=int, default=36)
-    p.add_argument("--levels", type=int, default=2)
+    p.add_argument("--levels", type=int, default=2, choices=(1, 2, 3))
     p.add_argument("--hca-ports", type=int, default=1)
     p.add_argument("--guid-base", type=lambda s: int(s, 0),
                    default=0x0002c90300000000)

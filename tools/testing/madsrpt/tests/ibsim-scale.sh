@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # ibsim-scale: fat trees of 36-port switches with 64, 256 and 1,024
-# single-port HCAs, one after the other in one VM, each
+# single-port HCAs in two levels, and 1,024 in three (57 leaves, 72
+# aggregation and 36 core switches), one after the other in one VM, each
 # made by tools/infiniband/ibdevsim-topo.py: opensm brings every HCA port
 # ACTIVE, ibnetdiscover sees the whole fabric as the generator wrote it,
 # and the fabric is deleted again with the memory it took given back.
@@ -16,7 +17,8 @@
 . "$MS_HARNESS/guest/guest-lib.sh"
 
 topo="python3 $MS_TOP/tools/infiniband/ibdevsim-topo.py"
-sizes="64 256 1024"
+# HOSTS:LEVELS
+sizes="64:2 256:2 1024:2 1024:3"
 sys=/sys/bus/ibdevsim
 w=/tmp/ibsim-scale
 mkdir -p $w
@@ -86,18 +88,21 @@ mem "modules loaded"
 base_free=$m_free base_slab=$m_slab base_pcpu=$m_pcpu
 tap_ok "ibdevsim loads"
 
-for h in $sizes; do
-	$topo fattree --hosts "$h" --radix 36 >$w/ft$h.topo
-	shape=$(sed -n 3p $w/ft$h.topo | sed 's/^# //')
+for size in $sizes; do
+	h=${size%:*} lv=${size#*:}
+	tag="$h hosts"
+	[ "$lv" = 2 ] || tag="$h hosts in $lv levels"
+	$topo fattree --hosts "$h" --radix 36 --levels "$lv" >$w/ft$h-$lv.topo
+	shape=$(sed -n 3p $w/ft$h-$lv.topo | sed 's/^# //')
 	t0=$(date +%s%N)
-	if out=$($topo load $w/ft$h.topo 2>&1); then
-		tap_ok "$h hosts ($shape): fabric built"
+	if out=$($topo load $w/ft$h-$lv.topo 2>&1); then
+		tap_ok "$tag ($shape): fabric built"
 	else
-		tap_fail "$h hosts ($shape): fabric built"
+		tap_fail "$tag ($shape): fabric built"
 	fi
 	echo "# $out"
 	t1=$(date +%s%N)
-	mem "$h hosts built"
+	mem "$tag built"
 	ports=$h
 	echo "# per HCA port: $(((base_free - m_free) / ports)) KiB of memory," \
 	     "$(((m_slab - base_slab) / ports)) KiB of unreclaimable slab"
@@ -111,26 +116,26 @@ for h in $sizes; do
 	ms_wait 1500 ms_ibsim_sm_up
 	t3=$(date +%s%N)
 	if [ "$(active_count)" -eq "$ports" ] && ms_ibsim_sm_up; then
-		tap_ok "$h hosts: opensm brings all $ports HCA ports ACTIVE, SUBNET UP"
+		tap_ok "$tag: opensm brings all $ports HCA ports ACTIVE, SUBNET UP"
 	else
-		tap_fail "$h hosts: opensm brings all $ports HCA ports ACTIVE, SUBNET UP"
+		tap_fail "$tag: opensm brings all $ports HCA ports ACTIVE, SUBNET UP"
 		echo "# $(active_count) of $ports ACTIVE"
 		grep -E 'ERR|SUBNET' /tmp/opensm.log | tail -n 5 | sed 's/^/# /'
 	fi
 	x1=$(xmit ibdevsim0)
-	mem "$h hosts swept"
-	echo "# $h hosts: build $(((t1 - t0) / 1000000)) ms, first sweep to" \
+	mem "$tag swept"
+	echo "# $tag: build $(((t1 - t0) / 1000000)) ms, first sweep to" \
 	     "SUBNET UP $(((t3 - t2) / 1000000)) ms ($(((t3 - t2) / 1000 / ports)) us" \
 	     "per port), SM port sent $((x1 - x0)) packets," \
 	     "$(grep -c IB_TIMEOUT /tmp/opensm.log) SMP timeouts"
 
 	t4=$(date +%s%N)
-	ibnetdiscover -C ibdevsim0 -P 1 >$w/disc$h.topo 2>$w/disc.err
+	ibnetdiscover -C ibdevsim0 -P 1 >$w/disc$h-$lv.topo 2>$w/disc.err
 	t5=$(date +%s%N)
-	if out=$($topo compare $w/ft$h.topo $w/disc$h.topo 2>&1); then
-		tap_ok "$h hosts: ibnetdiscover sees the fabric the generator wrote"
+	if out=$($topo compare $w/ft$h-$lv.topo $w/disc$h-$lv.topo 2>&1); then
+		tap_ok "$tag: ibnetdiscover sees the fabric the generator wrote"
 	else
-		tap_fail "$h hosts: ibnetdiscover sees the fabric the generator wrote"
+		tap_fail "$tag: ibnetdiscover sees the fabric the generator wrote"
 	fi
 	tail -n 4 <<<"$out" | sed 's/^/# /'
 	echo "# ibnetdiscover: $(((t5 - t4) / 1000000)) ms"
@@ -140,7 +145,7 @@ for h in $sizes; do
 	ms_ibsim_del_all
 	t7=$(date +%s%N)
 	settle
-	mem "$h hosts deleted"
+	mem "$tag deleted"
 	# What stays after the deletion is mostly the kworkers it woke
 	# (hundreds at 1,024 HCAs, each a task in the slab and a stack in
 	# vmalloc) until they idle out, and partly used slabs.  So the fabric
@@ -149,9 +154,9 @@ for h in $sizes; do
 	# 4 KiB a port (a port takes about 880).
 	left=$(((m_slab - base_slab + m_pcpu - base_pcpu) / ports))
 	s1=$m_slab p1=$m_pcpu
-	$topo load $w/ft$h.topo >/dev/null && ms_ibsim_del_all
+	$topo load $w/ft$h-$lv.topo >/dev/null && ms_ibsim_del_all
 	settle
-	mem "$h hosts built and deleted again"
+	mem "$tag built and deleted again"
 	back=$(((m_slab - s1 + m_pcpu - p1) / ports))
 	echo "# deleted in $(((t7 - t6) / 1000000)) ms; $left KiB a port still" \
 	     "held after it, $back KiB a port more after the second cycle;" \
@@ -161,9 +166,9 @@ for h in $sizes; do
 	join $w/vm.base $w/vm.now | awk '{ print $3 - $2, $1 }' |
 		sort -rn | head -n 2 | sed 's/^/#   /'
 	if [ -z "$(ls $sys/devices)" ] && [ "$back" -le 4 ]; then
-		tap_ok "$h hosts: every node deleted; a second build and deletion holds no more memory"
+		tap_ok "$tag: every node deleted; a second build and deletion holds no more memory"
 	else
-		tap_fail "$h hosts: every node deleted; a second build and deletion holds no more memory"
+		tap_fail "$tag: every node deleted; a second build and deletion holds no more memory"
 	fi
 done
 tap_check "ibdevsim unloads" rmmod ibdevsim

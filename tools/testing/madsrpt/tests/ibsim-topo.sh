@@ -4,15 +4,18 @@
 # ibsim-topo: fabrics built from topology files by
 # tools/infiniband/ibdevsim-topo.py, round trip through opensm and
 # ibnetdiscover.  A generated two-level fat tree (12 hosts, 8-port
-# switches) and a site-style file (tests/data/ibsim-topo-cluster.topo:
-# port GUIDs as ConnectX-3 and ConnectX-4 number them, descriptions with
-# quotes and semicolons, parallel cables, an uncabled HCA port) are each
-# loaded, swept by opensm, and what ibnetdiscover prints must describe
-# the same fabric as the file: nodes, GUIDs, port counts, descriptions and
-# links.  Bad files are refused with the line at fault and leave nothing
-# behind; the comparison itself is shown to catch a changed link and a
-# changed description.  The fat tree the scale runs use (1,024 hosts of
-# 36-port switches) is generated and counted.
+# switches), a generated three-level one (8 hosts, 4-port switches: 4
+# leaves, 2 pods of 2 aggregation switches, 2 cores) and a site-style file
+# (tests/data/ibsim-topo-cluster.topo: a 64-port switch with a host on
+# port 60, port GUIDs as ConnectX-3 and ConnectX-4 number them,
+# descriptions with quotes and semicolons, parallel cables, an uncabled
+# HCA port) are each loaded, swept by opensm, and what ibnetdiscover
+# prints must describe the same fabric as the file: nodes, GUIDs, port
+# counts, descriptions and links.  Bad files are refused with the line at
+# fault and leave nothing behind; the comparison itself is shown to catch
+# a changed link and a changed description.  The fat trees the scale runs
+# use (1,024 hosts of 36-port switches, two and three levels) are
+# generated and counted.
 # timeout: 600
 
 . "$MS_HARNESS/guest/guest-lib.sh"
@@ -23,7 +26,7 @@ sys=/sys/bus/ibdevsim
 w=/tmp/ibsim-topo
 mkdir -p $w
 
-tap_plan 13
+tap_plan 16
 
 # The generator's fat tree of 1,024 hosts on 36-port switches: 36 leaves
 # of 29 hosts (7 uplinks each) and 7 spines, so 1,024 + 252 cables; and
@@ -38,6 +41,54 @@ ft1024() {
 	[ "$s" = "switches 43 HCAs 1024 hca_ports 1024 links 1276" ]
 }
 tap_here "fattree: 1,024 hosts on 36-port switches, 36 leaves + 7 spines, 1,276 cables" ft1024
+
+# The same hosts in three levels: 57 leaves of 18 hosts in 4 pods (15, 14,
+# 14 and 14 leaves) of 18 aggregation switches, whose 18 groups of 2 cores
+# reach every pod; 1,024 + 57 x 18 + 72 x 15 (the largest pod's count up)
+# cables.  Each host reaches every other in 6 hops (leaf, aggregation,
+# core and back), checked by a breadth-first walk of the parsed file.  And
+# the generator's limits: 4-port switches make 16 hosts in three levels,
+# not 17; 254 ports at most.
+ft1024_3() {
+	local s out rc=0
+	$topo fattree --hosts 1024 --radix 36 --levels 3 >$w/ft1024-3.topo || return 1
+	sed -n 3p $w/ft1024-3.topo
+	s=$($topo summary $w/ft1024-3.topo) || return 1
+	echo "$s"
+	[ "$s" = "switches 165 HCAs 1024 hca_ports 1024 links 3130" ] || return 1
+	python3 -c '
+import collections, importlib.util, sys
+spec = importlib.util.spec_from_file_location("topo", sys.argv[1])
+t = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(t)
+f = t.parse(sys.argv[2])
+adj = collections.defaultdict(set)
+for (g, _), (rg, _) in f.peer.items():
+    adj[g].add(rg)
+kind = {n.guid: n.kind for n in f.order}
+hosts = [g for g in kind if kind[g] == "Ca"]
+worst = 0
+for src in hosts[::97]:
+    hops, todo = {src: 0}, collections.deque([src])
+    while todo:
+        x = todo.popleft()
+        for y in adj[x]:
+            if y not in hops:
+                hops[y] = hops[x] + 1
+                todo.append(y)
+    worst = max([worst] + [hops.get(h, 99) for h in hosts])
+print("most hops between hosts:", worst)
+sys.exit(worst != 6)' "$MS_TOP/tools/infiniband/ibdevsim-topo.py" $w/ft1024-3.topo || return 1
+	$topo fattree --hosts 16 --radix 4 --levels 3 | $topo summary /dev/stdin &&
+	out=$($topo fattree --hosts 17 --radix 4 --levels 3 2>&1) || rc=$?
+	echo "exit $rc: $out"
+	[ "$rc" -eq 2 ] && grep -q "at most 16" <<<"$out" || return 1
+	rc=0
+	out=$($topo fattree --hosts 8 --radix 255 2>&1) || rc=$?
+	echo "exit $rc: $out"
+	[ "$rc" -eq 2 ] && grep -q "radix must be 2 to 254" <<<"$out"
+}
+tap_here "fattree --levels 3: 1,024 hosts, 57 leaves + 72 aggregation + 36 core switches, 6 hops" ft1024_3
 
 modprobe ib_umad && modprobe ibdevsim || ms_bail "ibdevsim does not load"
 
@@ -58,19 +109,22 @@ bad_files() {
 	# A cable to a node the file does not have.
 	sed '/^Ca\t1 "H-7cfe900300a2b3d8"/,/^$/d' $f >$w/missing.topo
 	# One port cabled to two places.
-	sed 's/^\[2\]\t"H-7cfe900300a2b3d8"\[1\]/[1]\t"H-7cfe900300a2b3d8"[1]/' \
+	sed 's/^\[60\]\t"H-7cfe900300a2b3d8"\[1\]/[1]\t"H-7cfe900300a2b3d8"[1]/' \
 		$f >$w/twice.topo
 	# A line ibnetdiscover never prints.
 	{ cat $f; echo "[3] garbage"; } >$w/garbage.topo
 	# A port beyond the node's count; a node too large for ibdevsim.
 	sed 's/^Ca\t1 "H-7cfe900300a2b3c4"/Ca\t1 "H-7cfe900300a2b3c4"\n[2](7cfe900300a2b3c5) \t"S-248a0703005a1b2c"[5]/' \
 		$f >$w/port.topo
-	sed 's/^Switch\t36/Switch\t48/' $f >$w/big.topo
+	sed 's/^Switch\t64/Switch\t255/' $f >$w/big.topo
+	sed 's/^Ca\t2 "H-0002c90300b4d610"/Ca\t37 "H-0002c90300b4d610"/' \
+		$f >$w/bighca.topo
 	refused $w/missing.topo "which has no node line" &&
 	refused $w/twice.topo "is cabled to both" &&
 	refused $w/garbage.topo "garbage.topo:[0-9]*: not a line of ibnetdiscover" &&
 	refused $w/port.topo "port 2 of a 1-port node" &&
-	refused $w/big.topo "has 48 ports"
+	refused $w/big.topo "has 255 ports; ibdevsim's have 1 to 254" &&
+	refused $w/bighca.topo "has 37 ports; ibdevsim's have 1 to 36"
 }
 tap_here "bad files are refused with the line at fault, no node made" bad_files
 
@@ -166,6 +220,28 @@ tap_here "a generated fat tree (12 hosts, 3 leaves, 2 spines) round trip: ibnetd
 	roundtrip $w/ft12.topo 0x0002c90300001001 12
 tap_here "opensm stops, the fat tree's 17 nodes are deleted" sm_stop_and_clear
 
+$topo fattree --hosts 8 --radix 4 --levels 3 >$w/ft8-3.topo
+tap_here "a generated 3-level fat tree (8 hosts, 4 leaves, 4 aggregation, 2 cores) round trip" \
+	roundtrip $w/ft8-3.topo 0x0002c90300001001 8
+# A LID-routed SMP from host 0 to host 7 crosses all three levels: leaf,
+# aggregation switch, core, aggregation switch, leaf (opensm's routes).
+lid_routed_3() {
+	local from to lid hops
+	from=$(ms_guid_dev 0x0002c90300001001) &&
+	to=$(ms_guid_dev 0x0002c903000011c1) || return 1
+	lid=$(($(cat /sys/class/infiniband/$to/ports/1/lid)))
+	echo "host 0: $from, host 7: $to, LID $lid"
+	smpquery -C "$from" -P 1 nodedesc "$lid" | tee /dev/stderr |
+		grep -q "ft-host7 HCA-1" || return 1
+	hops=$(ibtracert -C "$from" -P 1 \
+		"$(($(cat /sys/class/infiniband/$from/ports/1/lid)))" "$lid" |
+		tee /dev/stderr | grep -c -- '-> switch')
+	echo "ibtracert: $hops switches"
+	[ "$hops" -eq 5 ]
+}
+tap_here "a LID-routed SMP crosses leaf, aggregation, core, aggregation, leaf" lid_routed_3
+tap_here "opensm stops, the 3-level tree's 18 nodes are deleted" sm_stop_and_clear
+
 tap_here "a site's topology file round trip: ibnetdiscover sees the file's fabric" \
 	roundtrip $data/ibsim-topo-cluster.topo 0x7cfe900300a2b3c4 4
 cp $w/disc.topo $w/site-disc.topo
@@ -190,7 +266,7 @@ descs() {
 	local dev
 	smpquery -C "$(ms_guid_dev 0x7cfe900300a2b3c4)" -P 1 nodedesc -D 0,1 &&
 	smpquery -C "$(ms_guid_dev 0x7cfe900300a2b3c4)" -P 1 nodedesc -D 0,1 |
-		grep -q 'MF0;switch-ib1:MSB7700/U1' &&
+		grep -q 'MF0;switch-ib1:MQM9700/U1' &&
 	dev=$(ms_guid_dev 0x98039b0300c1e2f0) &&
 	[ "$(cat "/sys/class/infiniband/$dev/node_desc")" = "node03 mlx5_1" ]
 }
