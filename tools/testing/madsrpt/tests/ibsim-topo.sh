@@ -26,7 +26,7 @@ sys=/sys/bus/ibdevsim
 w=/tmp/ibsim-topo
 mkdir -p $w
 
-tap_plan 16
+tap_plan 18
 
 # The generator's fat tree of 1,024 hosts on 36-port switches: 36 leaves
 # of 29 hosts (7 uplinks each) and 7 spines, so 1,024 + 252 cables; and
@@ -271,6 +271,28 @@ descs() {
 	[ "$(cat "/sys/class/infiniband/$dev/node_desc")" = "node03 mlx5_1" ]
 }
 tap_here "node descriptions: the switch's by SMP, an HCA's in its ib_device" descs
+
+# The 64-port switch: node02, on its port 60, answers a LID-routed SMP
+# (the switch's LFT sends it out of port 60), port 60 is Active, and the
+# switch's MFT reads back in the 5 PortMask positions its ports 0-64 take
+# (ibroute -M reads every position up to the last port's).
+port60() {
+	local dev lid out rc=0
+	dev=$(ms_guid_dev 0x7cfe900300a2b3c4) &&
+	lid=$(($(cat "/sys/class/infiniband/$(ms_guid_dev 0x7cfe900300a2b3d8)/ports/1/lid"))) ||
+		return 1
+	smpquery -C "$dev" -P 1 nodedesc "$lid" | tee /dev/stderr |
+		grep -q "node02 mlx5_0" || return 1
+	smpquery -C "$dev" -P 1 -D portinfo 0,1 60 | tee /dev/stderr |
+		grep -q '^LinkState:\.*Active' || return 1
+	out=$(ibroute -M -C "$dev" -P 1 -D 0,1 0xc000 0xc01f 2>&1) || rc=$?
+	echo "exit $rc"
+	head -n 3 <<<"$out"
+	tail -n 1 <<<"$out"
+	[ "$rc" -eq 0 ] && ! grep -q "failed" <<<"$out" &&
+	grep -q "mlids dumped" <<<"$out"
+}
+tap_here "the 64-port switch: LID routing out of port 60, its 5 MFT positions read" port60
 
 # compare must fail when the fabric differs: a description changed, a
 # cable moved to another port (written into a copy of what was seen).
