@@ -476,12 +476,13 @@ bool ibdevsim_mft_lookup(const u16 *mft, u32 cap, u16 top, u16 mlid,
 {
 	u32 npos = ibdevsim_mft_positions(nports);
 	u32 row = mlid - IBDEVSIM_MCAST_LID_BASE;
-	const u16 *masks = mft + row * npos;
+	const u16 *masks;
 	u32 pos;
 
 	bitmap_zero(ports, IBDEVSIM_MAX_PORTS + 1);
 	if (!ibdevsim_lid_is_mcast(mlid) || row >= cap || (top && mlid > top))
 		return false;
+	masks = mft + row * npos;
 	for (pos = 0; pos < npos; pos++) {
 		unsigned long bits = masks[pos];
 		unsigned int b;
