@@ -16,8 +16,8 @@
 # figure counts kernel allocations, wake-ups, context switches, work
 # items and lock waits per exchange or I/O instead of a rate; MS_BENCH_SECS
 # sets how long each figure runs (default 10 s).  The whole default set
-# takes about 65 minutes on a 2-core machine (2.5 minutes a figure), and
-# the first run 10 more to build the two bench kernels.  Not part of
+# takes about 95 minutes on a 2-core machine (2.3 minutes a figure), and
+# the first run 14 more to build the two bench kernels.  Not part of
 # `make check`.
 #
 # Both kernels are built with config/bench over the test kernel's config

@@ -283,7 +283,8 @@ port60() {
 		return 1
 	smpquery -C "$dev" -P 1 nodedesc "$lid" | tee /dev/stderr |
 		grep -q "node02 mlx5_0" || return 1
-	smpquery -C "$dev" -P 1 -D portinfo 0,1 60 | tee /dev/stderr |
+	smpquery -C "$dev" -P 1 -D portinfo 0,1 60 |
+		grep -E '^(LinkState|PhysLinkState):' | tee /dev/stderr |
 		grep -q '^LinkState:\.*Active' || return 1
 	out=$(ibroute -M -C "$dev" -P 1 -D 0,1 0xc000 0xc01f 2>&1) || rc=$?
 	echo "exit $rc"
