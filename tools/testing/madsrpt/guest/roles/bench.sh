@@ -72,8 +72,9 @@
 # reported, the tracepoints slowing both kernels.
 #
 # A first argument "perf" (host: MS_BENCH_PERF=1) also samples the whole
-# guest with perf while the figure is measured (mad-rr, kmad, rmpp, srp
-# and cm-ucmatose; a cm-connect run ends before perf has started) and
+# guest with perf while the figure is measured (mad-rr, kmad, rmpp, srp,
+# cm-ucmatose and the one-VM SA storm, where the SM and every requester
+# share the guest; a cm-connect run ends before perf has started) and
 # prints the hottest modules and symbols as "# perf" lines.
 #
 # Exit status 0 only if the figure was measured.
@@ -667,14 +668,19 @@ bench_ibsim_sa_storm() {
 	# ib_sa learns the SM's address from the port events of the sweep.
 	sleep 5
 	dmesg -C
+	prof_start
 	x0=$(xmit_sum 1)
 	s0=$(sm_side)
+	prof_mark
 	insmod "$ko" queries=$q window=$win timeout_ms=$tmo ||
 		{ dmesg | grep sa_storm | sed 's/^/# /'; return 1; }
+	prof_end
 	s1=$(sm_side)
 	x1=$(xmit_sum 1)
 	out=$(dmesg | grep -o 'sa_storm hosts=.*')
 	echo "# $out"
+	v=$(grep -o ' answered=[0-9]*' <<<"$out") || return 1
+	prof_stop "${v#*=}" query
 	echo "$s0 $s1" | awk -v hz="$(getconf CLK_TCK)" '{
 		printf "# SM port: received %d, sent %d, dropped %d;" \
 		       " opensm CPU %.2f s; guest busy CPU %.2f s\n",
