@@ -291,9 +291,7 @@ def fattree3_shape(hosts, radix):
     core reaches every pod.  Nothing is oversubscribed: the largest tree
     has radix^3 / 4 hosts.
     """
-    half = radix // 2
-    if half < 1:
-        raise TopoError("3-level fat trees need switches of 2 ports or more")
+    half = radix // 2                   # at least 1: fattree() checks
     leaves = -(-hosts // half)
     pods = -(-leaves // half)
     if pods > radix:
@@ -315,8 +313,6 @@ def fattree(args):
         raise TopoError("HCA ports must be 1 to %d" % MAX_HCA_PORTS)
     if args.radix < 2 or args.radix > MAX_PORTS:
         raise TopoError("switch radix must be 2 to %d" % MAX_PORTS)
-    if args.levels not in (1, 2, 3):
-        raise TopoError("fat trees of 1, 2 or 3 levels are made")
     ends = args.hosts * args.hca_ports
     if not 1 <= ends <= MAX_FT_ENDS:
         raise TopoError("fat trees of 1 to %d HCA ports are made" %
