@@ -502,8 +502,13 @@ ms_rmpp_unstarted() {
 
 # ms_distro_krel: the release of the distribution kernel that the installed
 # linux-source-6.12 is the source of (6.12.118+deb12-amd64 for
-# 6.12.118-1~deb12u1), derived, never hard-coded: the linux-headers-<krel>
-# package whose installed, or else candidate, version is linux-source-6.12's.
+# 6.12.118-1~deb12u1, 6.12.118+deb13-amd64 for 6.12.118-1,
+# 6.12.115+deb13.1-amd64 for 6.12.115-2), derived, never hard-coded: the
+# linux-headers-<krel> package whose installed, or else candidate, version
+# is linux-source-6.12's.  MS_DISTRO_HDR_RE is the form of those package
+# names, a Debian ABI of +debN or +debN.M (not the metapackages
+# linux-headers-amd64 and linux-headers-6.12-amd64).
+MS_DISTRO_HDR_RE='^linux-headers-[0-9.]+[+]deb[0-9]+([.][0-9]+)?-amd64$'
 ms_distro_krel() {
 	local want name ver names
 
@@ -516,9 +521,8 @@ ms_distro_krel() {
 		return 0
 	done < <(dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\n' \
 			'linux-headers-*' 2>/dev/null |
-		awk '$3 ~ /^ii/ && $1 ~ /^linux-headers-[0-9.]+\+deb[0-9]+-amd64$/ { print $1, $2 }')
-	names=$(apt-cache search --names-only '^linux-headers-[0-9.]+\+deb[0-9]+-amd64$' |
-		cut -d' ' -f1)
+		awk -v re="$MS_DISTRO_HDR_RE" '$3 ~ /^ii/ && $1 ~ re { print $1, $2 }')
+	names=$(apt-cache search --names-only "$MS_DISTRO_HDR_RE" | cut -d' ' -f1)
 	[ -n "$names" ] || ms_die "apt knows no linux-headers-*+deb*-amd64 (apt-get update?)"
 	# shellcheck disable=SC2086
 	while read -r name ver; do
