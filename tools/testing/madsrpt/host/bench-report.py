@@ -9,15 +9,22 @@ of the ratios of the runs paired by repetition (each pair booted back to
 back), and the transport ceiling where there is one.  The rxe figures run
 the same code on both kernels (rdma_rxe and perftest, no MAD layer): the
 spread of their ratios is how far two identical kernels read apart in
-this run (taken either way from 1), and a ratio inside it is marked
-"noise", not a result.  Ratios are turned
+this run (taken either way from 1), the noise band.  A figure is called
+"ours" or "upstream" only when the ratio of its medians and every one of
+its pair ratios lie beyond that band, on the same side; otherwise it is
+"inside the noise", not a result.  Ratios are turned
 so that above 1 always means ours is better (for a cost such as CPU time
-per I/O, the ratio is upstream/ours).  Writes OUTDIR/summary.json and, when
-matplotlib is there, OUTDIR/<metric>.png with every run of both kernels.
+per I/O, the ratio is upstream/ours).  A ratio is never NaN: 0 against 0
+reads 1, and a 0 on one side only reads inf (ours better) or 0 (upstream
+better); the table then prints the medians, "0 vs 12", instead of a
+ratio.  Writes OUTDIR/summary.json (inf there as the string "inf") and,
+when matplotlib is there, OUTDIR/<metric>.png with every run of both
+kernels.
 """
 
 import csv
 import json
+import math
 import os
 import statistics
 import sys
@@ -60,9 +67,18 @@ def is_cost(unit):
 
 
 def better_ratio(ours, upstream, unit):
+    """ours against upstream, above 1 when ours is better; never NaN.
+
+    0 against 0 is 1 (equal); a 0 on one side only is inf when that makes
+    ours better (a cost of 0 for ours, a rate of 0 for upstream), else 0.
+    """
     if is_cost(unit):
-        return upstream / ours if ours else float("nan")
-    return ours / upstream if upstream else float("nan")
+        better, worse = upstream, ours
+    else:
+        better, worse = ours, upstream
+    if worse == 0:
+        return 1.0 if better == 0 else math.inf
+    return better / worse
 
 
 # Figures whose code is the same in both kernels: their ratios are noise.
@@ -81,7 +97,8 @@ def control_band(rows):
         if r["metric"].startswith(CONTROLS) and "ratio" in r:
             seen.append(r["ratio"])
             seen.extend(r.get("pair_ratios", []))
-    seen = [v for v in seen if v == v and v > 0]
+    # A control that read 0 on one side measured nothing: no band from it.
+    seen = [v for v in seen if 0 < v < math.inf]
     if not seen:
         return None
     far = max(max(v, 1 / v) for v in seen)
@@ -93,6 +110,28 @@ def ceiling_of(metric, medians):
         if metric.startswith(prefix) and ceil in medians:
             return ceil
     return None
+
+
+def verdict(row, band):
+    """The column "better": "ours" or "upstream" only when the ratio of
+    the medians and every pair ratio lie beyond the noise band on that
+    side, "inside the noise" otherwise."""
+    if row["metric"].startswith(CONTROLS):
+        return "control"
+    pairs = row["pairs"]
+    if pairs and all(o == u for o, u in pairs) and (
+            row["ours_median"] == row["upstream_median"]):
+        return "equal"
+    if not pairs:
+        return "no pairs"
+    if not band:
+        return "no control"
+    ratios = [row["ratio"]] + row["pair_ratios"]
+    if all(r > band[1] for r in ratios):
+        return "ours"
+    if all(r < band[0] for r in ratios):
+        return "upstream"
+    return "inside the noise"
 
 
 def summarise(runs, units):
@@ -110,9 +149,10 @@ def summarise(runs, units):
         if ours and up:
             row["ratio"] = better_ratio(row["ours_median"],
                                         row["upstream_median"], units[metric])
-            pairs = [better_ratio(ours[r], up[r], units[metric])
-                     for r in sorted(ours) if r in up]
-            row["pair_ratios"] = pairs
+            # The runs of the two kernels booted back to back.
+            row["pairs"] = [(ours[r], up[r]) for r in sorted(ours) if r in up]
+            row["pair_ratios"] = [better_ratio(o, u, units[metric])
+                                  for o, u in row["pairs"]]
         medians[metric] = row.get("upstream_median", row.get("ours_median"))
         rows.append(row)
     for row in rows:
@@ -122,16 +162,8 @@ def summarise(runs, units):
                               "unit": units[ceil]}
     band = control_band(rows)
     for row in rows:
-        if "ratio" not in row:
-            continue
-        if row["metric"].startswith(CONTROLS):
-            row["verdict"] = "control"
-        elif not band:
-            row["verdict"] = "no control"
-        elif band[0] <= row["ratio"] <= band[1]:
-            row["verdict"] = "noise"
-        else:
-            row["verdict"] = "ours" if row["ratio"] > 1 else "upstream"
+        if "ratio" in row:
+            row["verdict"] = verdict(row, band)
     return rows, band
 
 
@@ -149,6 +181,26 @@ def span(values):
     return "%s-%s" % (fmt(min(values)), fmt(max(values)))
 
 
+def ratio_text(r):
+    """The ratio of the medians, or "A vs B" (ours, upstream) with a 0."""
+    if "ratio" not in r:
+        return "-"
+    if r["ours_median"] == 0 or r["upstream_median"] == 0:
+        return "%s vs %s" % (fmt(r["ours_median"]), fmt(r["upstream_median"]))
+    return "%.2f" % r["ratio"]
+
+
+def jsonable(v):
+    """v with inf as the string "inf" (JSON has no infinity)."""
+    if isinstance(v, float) and math.isinf(v):
+        return "inf"
+    if isinstance(v, dict):
+        return {k: jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    return v
+
+
 def print_table(rows, band):
     head = ("metric", "unit", "ours median", "ours range", "upstream median",
             "upstream range", "ratio", "pair ratios", "better", "ceiling")
@@ -159,7 +211,7 @@ def print_table(rows, band):
             r["metric"], r["unit"], fmt(r.get("ours_median")),
             span(r["ours"]), fmt(r.get("upstream_median")),
             span(r["upstream"]),
-            "%.2f" % r["ratio"] if "ratio" in r else "-",
+            ratio_text(r),
             ("%.2f-%.2f" % (min(r["pair_ratios"]), max(r["pair_ratios"]))
              if r.get("pair_ratios") else "-"),
             r.get("verdict", "-"),
@@ -171,15 +223,22 @@ def print_table(rows, band):
         if n == 0:
             print("  ".join("-" * w for w in widths))
     print("ratio: ours/upstream of the medians, turned so that above 1 "
-          "means ours is better; pair ratios: the range over runs booted "
-          "back to back")
+          "means ours is better; \"A vs B\": the medians, ours and "
+          "upstream, where one is 0; pair ratios: the range over runs "
+          "booted back to back (inf: ours read 0 on a cost, or upstream "
+          "0 on a rate)")
     if band:
-        print("better: 'noise' where the ratio lies inside %.2f-%.2f, the "
-              "ratios of the same-code rxe figures (controls) in this run"
-              % band)
+        print("better: 'ours' or 'upstream' only where the ratio and every "
+              "pair ratio lie beyond %.2f-%.2f on the same side (the "
+              "ratios of the same-code rxe figures, the controls, in this "
+              "run); 'inside the noise' otherwise; 'equal' where each pair "
+              "read the same on both kernels" % band)
     else:
         print("better: no same-code control figure ran (rxe-*), so no "
-              "ratio can be told from noise")
+              "ratio can be told from noise ('no control')")
+    if any(r.get("verdict") == "no pairs" for r in rows):
+        print("'no pairs': no run of one kernel has a run of the other "
+              "with its number, so no pair to judge")
 
 
 def plot(rows, outdir):
@@ -215,7 +274,7 @@ def main():
     rows, band = summarise(runs, units)
     print_table(rows, band)
     with open(os.path.join(sys.argv[2], "summary.json"), "w") as f:
-        json.dump(rows, f, indent=1)
+        json.dump(jsonable(rows), f, indent=1, allow_nan=False)
     plot(rows, sys.argv[2])
 
 
