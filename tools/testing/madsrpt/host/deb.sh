@@ -67,6 +67,15 @@ mkdir -p "$root/DEBIAN" "$root/usr/share/doc/$pkg" "$root/usr/sbin"
 # The kABI check, for administrators: ib-mad-srpt-kabi INSTALLED-ib_core.ko
 # /lib/modules/$(uname -r)/build/Module.symvers
 cp "$MS_TOP/dkms/ib-mad-srpt-kabi" "$root/usr/sbin/"
+# dkms may replace the kernel's ib_core and ib_srpt although neither
+# module has a version: Debian 12's dkms (3.0.10) otherwise finds the two
+# versions equal (both empty) and keeps the kernel's ("exactly matches
+# what is already found in kernel ... DKMS will not replace this
+# module"), installing only ibdevsim.  This is its per-module switch for
+# that comparison alone (Debian 13's dkms 3.2 compares the files instead,
+# and honours the same switch).
+mkdir -p "$root/usr/share/dkms/modules_to_force_install"
+echo "${name}_version-override" >"$root/usr/share/dkms/modules_to_force_install/$name"
 for f in postinst prerm; do
 	sed -e "s/@NAME@/$name/g" -e "s/@VERSION@/$ver/g" -e "s/@PACKAGE@/$pkg/g" \
 		"$MS_TOP/dkms/debian/$f" >"$root/DEBIAN/$f"
