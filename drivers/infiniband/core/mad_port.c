@@ -451,7 +451,7 @@ static void ib_mad_send_rewind(struct ib_mad_qp_info *qp_info)
 	if (err) {
 		dev_err(&qp_info->port_priv->device->dev,
 			"MAD QP%u: cannot return to RTS after a send error: %d\n",
-			qp_info->qp->qp_num, err);
+			qp_info->qp_num, err);
 		return;
 	}
 	spin_lock_irqsave(&qp_info->send_queue.lock, flags);
@@ -520,8 +520,9 @@ static void ib_mad_send_unmap(struct ib_device *dev,
  * @wr frees goes to the oldest waiting request, posted here under the
  * queue lock so that nothing overtakes it; one the QP refuses frees the
  * slot again for the next and moves to @refused, for the caller to
- * complete (in order) where no MAD lock is held. Returns 0, or the error
- * of the last post the QP refused.
+ * complete (in order) where no MAD lock is held; on a closing port every
+ * waiting request is refused with -ENODEV. Returns 0, or the error of the
+ * last post the QP refused.
  */
 static int ib_mad_send_release_locked(struct ib_mad_qp_info *qp_info,
 				      struct ib_mad_send_wr_private *wr,
@@ -539,7 +540,9 @@ static int ib_mad_send_release_locked(struct ib_mad_qp_info *qp_info,
 						mad_list.list);
 		if (!next)
 			break;
-		err = ib_mad_qp_post_locked(qp_info, next,
+		/* A closing port's QP may be gone: it refuses them all. */
+		err = qp_info->port_priv->closing ? -ENODEV :
+		      ib_mad_qp_post_locked(qp_info, next,
 					    IB_MAD_POST_PROMOTED);
 		list_move_tail(&next->mad_list.list, err ? refused : &q->list);
 		if (!err)
@@ -658,7 +661,7 @@ static void ib_mad_qp_event(struct ib_event *event, void *context)
 	struct ib_mad_qp_info *qp_info = context;
 
 	dev_err(&qp_info->port_priv->device->dev,
-		"MAD QP%u: fatal event %d\n", qp_info->qp->qp_num, event->event);
+		"MAD QP%u: fatal event %d\n", qp_info->qp_num, event->event);
 }
 
 /*
@@ -812,6 +815,7 @@ static struct ib_mad_port_private *ib_mad_port_alloc(struct ib_device *device,
 		struct ib_mad_qp_info *qp_info = &port->qp_info[i];
 
 		qp_info->port_priv = port;
+		qp_info->qp_num = i;
 		ib_mad_init_queue(qp_info, &qp_info->send_queue,
 				  ib_mad_sendq_size);
 		ib_mad_init_queue(qp_info, &qp_info->recv_queue,

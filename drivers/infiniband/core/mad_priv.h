@@ -523,7 +523,10 @@ struct ib_mad_queue {
 /**
  * struct ib_mad_qp_info - QP0 or QP1 of a port
  * @port_priv: owning port
- * @qp: the special QP, NULL if the port has no such QP
+ * @qp: the special QP, NULL if the port has no such QP; set to NULL at
+ *	port close while the CQ work may still run, which must therefore
+ *	read @qp_num instead
+ * @qp_num: 0 or 1, the number of the special QP; never changes
  * @send_queue: sends on the QP
  * @recv_queue: receives on the QP
  * @overflow_list: sends waiting for room on @send_queue (under its lock)
@@ -535,6 +538,7 @@ struct ib_mad_queue {
 struct ib_mad_qp_info {
 	struct ib_mad_port_private *port_priv;
 	struct ib_qp *qp;
+	u32 qp_num;
 	struct ib_mad_queue send_queue;
 	struct ib_mad_queue recv_queue;
 	struct list_head overflow_list;

@@ -124,7 +124,7 @@ ib_mad_recv_dr_smp(struct ib_mad_qp_info *qp_info,
 		ib_mad_reply_send((const struct ib_mad_hdr *)priv->mad,
 				  &priv->grh, &priv->wc, dev,
 				  ib_mad_smi_fwd_port(&route),
-				  qp_info->qp->qp_num,
+				  qp_info->qp_num,
 				  opa_smp ? priv->recv_wc.mad_len :
 					    sizeof(struct ib_mad), opa_smp);
 		return IB_MAD_DR_RELAYED;
@@ -161,7 +161,7 @@ static void ib_mad_recv_unsupported(struct ib_mad_qp_info *qp_info,
 	}
 	ib_mad_stat_inc(port, IB_MAD_STAT_UNSUPPORTED);
 	ib_mad_reply_send(out, &priv->grh, &priv->wc, port->device, port_num,
-			  qp_info->qp->qp_num, len, opa);
+			  qp_info->qp_num, len, opa);
 	kfree(out);
 }
 
@@ -210,7 +210,7 @@ static int ib_mad_recv_driver(struct ib_mad_qp_info *qp_info,
 	if ((ret & IB_MAD_RESULT_SUCCESS) && !(ret & IB_MAD_RESULT_CONSUMED) &&
 	    (ret & IB_MAD_RESULT_REPLY))
 		ib_mad_reply_send(&out->mad_hdr, &priv->grh, &wc, dev,
-				  port_num, qp_info->qp->qp_num, out_size, opa);
+				  port_num, qp_info->qp_num, out_size, opa);
 	kfree(out);
 	return ret;
 }
@@ -549,6 +549,15 @@ static void ib_mad_recv_process(struct ib_mad_qp_info *qp_info,
 		ib_mad_stat_inc(port, IB_MAD_STAT_DROP_NOMEM);
 		goto out_free;
 	}
+	/*
+	 * process_mad() can be a firmware command of milliseconds, long
+	 * enough for the port to start closing: its QPs are then being
+	 * destroyed, and nothing more goes up.
+	 */
+	if (unlikely(READ_ONCE(port->closing))) {
+		ib_mad_stat_inc(port, IB_MAD_STAT_RECV_FLUSHED);
+		goto out_free;
+	}
 	if ((ret & IB_MAD_RESULT_SUCCESS) &&
 	    (ret & (IB_MAD_RESULT_CONSUMED | IB_MAD_RESULT_REPLY)))
 		goto out_free;
@@ -582,11 +591,14 @@ void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool opa = rdma_cap_opa_mad(port->device, port->port_num);
 
 	ib_mad_recv_take(priv);
-	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+	if (wc->status == IB_WC_WR_FLUSH_ERR ||
+	    unlikely(READ_ONCE(port->closing))) {
 		/*
-		 * The QP is in the error state (or closing): a buffer posted
-		 * now would come straight back flushed, and replacing each
-		 * would spin this work for ever. The ring drains instead.
+		 * The QP is in the error state, or the port is closing (its
+		 * QPs may be gone: only qp_info->qp_num may be read): a
+		 * buffer posted now would come straight back flushed, and
+		 * replacing each would spin this work for ever. The ring
+		 * drains instead.
 		 */
 		ib_mad_stat_inc(port, IB_MAD_STAT_RECV_FLUSHED);
 		ib_mad_recv_priv_free(priv);
@@ -600,14 +612,14 @@ void ib_mad_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_mad_stat_inc(port, IB_MAD_STAT_RECV);
 	if (!ib_mad_recv_setup(priv, wc, opa) ||
 	    !ib_mad_recv_validate((const struct ib_mad_hdr *)priv->mad,
-				  qp_info->qp->qp_num, opa)) {
+				  qp_info->qp_num, opa)) {
 		ib_mad_stat_inc(port, IB_MAD_STAT_DROP_INVALID);
 		ib_mad_recv_priv_free(priv);
 		goto refill;
 	}
 	trace_ib_mad_recv_done_handler(qp_info, wc,
 				       (const struct ib_mad_hdr *)priv->mad);
-	trace_ib_mad_recv(port, qp_info->qp->qp_num, wc,
+	trace_ib_mad_recv(port, qp_info->qp_num, wc,
 			  (const struct ib_mad_hdr *)priv->mad);
 	ib_mad_recv_process(qp_info, priv, opa);
 refill:

@@ -347,7 +347,7 @@ DECLARE_EVENT_CLASS(ib_mad_qp_send_class,
 
 				   __entry->dev_index = wr->mad_agent_priv->agent.device->index;
 				   __entry->port_num = wr->mad_agent_priv->agent.port_num;
-				   __entry->qp_num = qp_info->qp->qp_num;
+				   __entry->qp_num = qp_info->qp_num;
 				   __entry->agent_priv = wr->mad_agent_priv;
 				   __entry->wrtid = IB_MAD_TRACE_RAW64(wr->tid);
 				   __entry->retries_left = wr->retries_left;
@@ -431,7 +431,7 @@ TRACE_EVENT(ib_mad_send_done_handler,
 
 			   __entry->dev_index = wr->mad_agent_priv->agent.device->index;
 			   __entry->port_num = wr->mad_agent_priv->agent.port_num;
-			   __entry->qp_num = wr->mad_agent_priv->qp_info->qp->qp_num;
+			   __entry->qp_num = wr->mad_agent_priv->qp_info->qp_num;
 			   __entry->agent_priv = wr->mad_agent_priv;
 			   __entry->wrtid = IB_MAD_TRACE_RAW64(wr->tid);
 			   __entry->retries_left = wr->retries_left;
@@ -484,7 +484,7 @@ TRACE_EVENT(ib_mad_recv_done_handler,
 			     __field(u32, dev_index)),
 	    TP_fast_assign(__entry->dev_index = qp_info->port_priv->device->index;
 			   __entry->port_num = qp_info->port_priv->port_num;
-			   __entry->qp_num = qp_info->qp->qp_num;
+			   __entry->qp_num = qp_info->qp_num;
 			   __entry->length = wc->byte_len;
 			   __entry->base_version = mad_hdr->base_version;
 			   __entry->mgmt_class = mad_hdr->mgmt_class;
