@@ -79,6 +79,7 @@
 #define IB_MGMT_METHOD_REPORT			0x06
 #define IB_MGMT_METHOD_REPORT_RESP		0x86
 #define IB_MGMT_METHOD_TRAP_REPRESS		0x07
+#define IB_MGMT_METHOD_GET_TABLE		0x12
 
 #define IB_MGMT_METHOD_RESP			0x80
 /*
@@ -935,7 +936,12 @@ struct ib_mad_recv_wc;
  *	class header plus class data (MAD size minus %IB_MGMT_RMPP_HDR).
  * @timeout_ms: how long to wait for a response once the send has
  *	completed on the wire.  0 means no response is expected and the
- *	buffer completes as soon as it is sent.
+ *	buffer completes as soon as it is sent.  On an agent without a
+ *	receive handler nothing is ever matched to the send: it is resent
+ *	@retries times, a @timeout_ms apart, and then completes with
+ *	%IB_WC_RESP_TIMEOUT_ERR, unless ib_modify_mad() or ib_cancel_mad()
+ *	changes that first (the IB CM sends its REP this way and cancels it
+ *	when the RTU arrives).
  * @retries: on posting, how often the MAD may be resent when no response
  *	arrives in time (per window for RMPP).  When the send handler runs,
  *	the number of resends that were actually made.
@@ -1039,7 +1045,8 @@ enum {
  * @device: device the agent is registered on.
  * @qp: special QP (QP0 or QP1) the agent sends and receives on.
  * @recv_handler: callback for received MADs, may be NULL for an agent
- *	that only sends MADs that need no response.
+ *	that only sends: its sends may still wait (see
+ *	&ib_mad_send_buf.timeout_ms), but no MAD is ever delivered to it.
  * @send_handler: callback for completed sends.
  * @context: the caller's pointer from registration.
  * @hi_tid: 24-bit number unique to this agent.  The upper 32 bits of the
@@ -1241,8 +1248,8 @@ void ib_unregister_mad_agent(struct ib_mad_agent *mad_agent);
  * Never sleeps.
  * Return: 0 when every buffer was posted.  Otherwise a negative errno
  * from the first buffer that failed: -EINVAL (the agent has no send
- * handler, a timeout without a receive handler, a class without RMPP on
- * an agent registered for RMPP, or an invalid directed-route SMP),
+ * handler, a negative timeout or retry count, a class without RMPP on an
+ * agent registered for RMPP, or an invalid directed-route SMP),
  * -EACCES (refused by the security policy), -EBUSY (the buffer is posted
  * already), -ESHUTDOWN (ib_unregister_mad_agent() has begun for the
  * agent), -ENODEV (the port is going away), -ENOMEM, or the provider's

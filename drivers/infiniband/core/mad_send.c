@@ -746,8 +746,7 @@ static int ib_mad_send_accept(struct ib_mad_agent_private *priv,
 	ret = ib_mad_enforce_security(priv, wr->send_wr.pkey_index);
 	if (ret)
 		return ret;
-	if (!priv->agent.send_handler ||
-	    (wr->send_buf.timeout_ms && !priv->agent.recv_handler))
+	if (!priv->agent.send_handler)
 		return -EINVAL;
 	if (wr->send_buf.timeout_ms < 0 || wr->send_buf.retries < 0)
 		return -EINVAL;
@@ -758,6 +757,13 @@ static int ib_mad_send_accept(struct ib_mad_agent_private *priv,
 			  wr->send_buf.seg_count &&
 			  (ib_get_rmpp_flags(&rmpp_mad->rmpp_hdr) &
 			   IB_MGMT_RMPP_FLAG_ACTIVE);
+	/*
+	 * A timeout on a send-only agent is a wait that no response ends
+	 * (see &ib_mad_send_buf.timeout_ms): 7.x's ib_cm sends its REPs so.
+	 * An RMPP transfer, though, needs the ACKs such an agent never gets.
+	 */
+	if (wr->rmpp_active && !priv->agent.recv_handler)
+		return -EINVAL;
 	wr->send_wr.ah = wr->send_buf.ah;
 	wr->tid = hdr->tid;
 	wr->max_retries = wr->send_buf.retries;
@@ -1093,7 +1099,7 @@ int ib_modify_mad(struct ib_mad_send_buf *send_buf, u32 timeout_ms)
 {
 	struct ib_mad_send_wr_private *wr;
 	struct ib_mad_agent_private *priv;
-	unsigned long flags;
+	unsigned long flags, deadline;
 	int ret = 0;
 
 	if (!send_buf)
@@ -1123,10 +1129,13 @@ int ib_modify_mad(struct ib_mad_send_buf *send_buf, u32 timeout_ms)
 	    timeout_ms > send_buf->timeout_ms)
 		ib_mad_send_fc_release_locked(wr);
 	send_buf->timeout_ms = timeout_ms;
-	/* The tries left get the new timeout in full, backoff or not. */
-	wr->deadline = max(wr->deadline,
-			   ib_mad_send_deadline(timeout_ms,
-						(u64)wr->retries_left + 1));
+	/*
+	 * The tries left get the new timeout in full, backoff or not. The
+	 * later of two jiffies values is not max(): jiffies wrap.
+	 */
+	deadline = ib_mad_send_deadline(timeout_ms, (u64)wr->retries_left + 1);
+	if (time_after(deadline, wr->deadline))
+		wr->deadline = deadline;
 	if (wr->state == IB_MAD_SEND_WAIT_RESP)
 		ib_mad_send_wait_locked(wr, timeout_ms);
 	else if (wr->state == IB_MAD_SEND_QUEUED)

@@ -1084,6 +1084,89 @@ static void mad_test_send_retries(struct kunit *test)
 	ib_free_send_mad(buf);
 }
 
+/*
+ * 7.x's ib_cm sends a REP through an agent without a receive handler,
+ * with a timeout and retries: the REP waits for an RTU that reaches the
+ * CM's other agent, so nothing is ever matched to it. @timeout_ms and
+ * @retries of a CM REP from such an agent.
+ */
+static struct ib_mad_send_buf *mad_test_send_rep(struct kunit *test,
+						 struct mad_test_env *env,
+						 u64 tid, int timeout_ms,
+						 int retries)
+{
+	struct ib_mad_send_buf *buf;
+	struct ib_mad_hdr *hdr;
+
+	env->priv->agent.recv_handler = NULL;
+	buf = mad_test_send(test, env, tid, timeout_ms, retries);
+	hdr = buf->mad;
+	hdr->mgmt_class = IB_MGMT_CLASS_CM;
+	hdr->class_version = 2;	/* the CM class version of IBA 1.2 */
+	hdr->method = IB_MGMT_METHOD_SEND;
+	hdr->attr_id = CM_REP_ATTR_ID;
+	return buf;
+}
+
+/*
+ * No RTU: the REP is sent again after each timeout, 1 + @retries times
+ * in all, then completes once with IB_WC_RESP_TIMEOUT_ERR. 6.12's MAD
+ * layer refused the post (-EINVAL), failing every passive connection of
+ * 7.x's ib_cm.
+ */
+static void mad_test_send_only_timeout(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send_rep(test, env, 40, 20, 2);
+	int i;
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	for (i = 1; i <= 2; i++) {
+		mad_test_wire_done(buf, IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(test, mad_test_state(buf),
+				IB_MAD_SEND_WAIT_RESP);
+		mad_test_wait_timeout(env);
+		KUNIT_EXPECT_EQ(test, env->posts, 1 + i);
+		KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	}
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->posts, 3);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	KUNIT_EXPECT_EQ(test, buf->retries, 2);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	ib_free_send_mad(buf);
+}
+
+/*
+ * REP, MRA, RTU: the MRA's service timeout lengthens the wait
+ * (ib_modify_mad()), the RTU cancels the REP (ib_cancel_mad()), which
+ * then completes exactly once with IB_WC_WR_FLUSH_ERR and is not resent.
+ */
+static void mad_test_send_only_mra_rtu(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send_rep(test, env, 41, 20, 2);
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 10000), 0);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 0);
+	ib_cancel_mad(buf);
+	flush_delayed_work(&env->priv->timed_work);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, ib_modify_mad(buf, 0), -EINVAL);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->posts, 1);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	ib_free_send_mad(buf);
+}
+
 static void mad_test_timed_work_off(struct work_struct *work)
 {
 }
@@ -1215,10 +1298,9 @@ static void mad_test_send_failed_post(struct kunit *test)
 	env->post_ret = 0;
 	a->next = b;
 	b->timeout_ms = 5;		/* fine */
-	env->priv->agent.recv_handler = NULL;	/* now b is refused */
+	b->retries = -1;		/* refused */
 	KUNIT_EXPECT_EQ(test, ib_post_send_mad(a, &bad), -EINVAL);
 	KUNIT_EXPECT_PTR_EQ(test, bad, b);
-	env->priv->agent.recv_handler = mad_test_recv_handler;
 	KUNIT_EXPECT_EQ(test, mad_test_state(b), IB_MAD_SEND_IDLE);
 	mad_test_wire_done(a, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
@@ -3400,6 +3482,62 @@ static void mad_test_recv_driver_nomem(struct kunit *test)
 	}
 }
 
+static struct ib_mad_port_private *mad_test_closing_port;
+
+/*
+ * The fake driver's process_mad() during which the port starts closing,
+ * as ib_mad_port_close() does on another CPU while a firmware command
+ * runs: the port is marked closing and its QPs are destroyed.
+ */
+static int mad_test_process_mad_close(struct ib_device *dev, int flags,
+				      u32 port, const struct ib_wc *wc,
+				      const struct ib_grh *grh,
+				      const struct ib_mad *in, struct ib_mad *out,
+				      size_t *out_size, u16 *out_pkey_index)
+{
+	struct ib_mad_port_private *p = mad_test_closing_port;
+
+	mad_test_process_mad_calls++;
+	WRITE_ONCE(p->closing, true);
+	p->qp_info[0].qp = NULL;
+	p->qp_info[1].qp = NULL;
+	return IB_MAD_RESULT_SUCCESS;
+}
+
+/*
+ * The port closes while the receive work is inside the driver's
+ * process_mad(): the MAD goes no further (no agent lookup, no
+ * "unsupported" answer through a QP that is gone) and the buffer is
+ * counted as flushed. A completion that arrives once the port is closing
+ * does not even reach the driver. Before the fix the work read
+ * qp_info->qp->qp_num after process_mad() returned: a NULL dereference.
+ */
+static void mad_test_recv_port_closing(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_recv_priv *recv;
+	struct ib_smp *smp;
+
+	env->dev->ops.process_mad = mad_test_process_mad_close;
+	mad_test_closing_port = env->port;
+	mad_test_process_mad_calls = 0;
+	smp = mad_test_recv_smp(test, &recv, IB_MGMT_CLASS_SUBN_LID_ROUTED,
+				IB_MGMT_METHOD_GET);
+	mad_test_recv_qp0(env, recv, sizeof(struct ib_grh) + sizeof(*smp));
+	KUNIT_EXPECT_EQ(test, mad_test_process_mad_calls, 1);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RECV_FLUSHED), 1);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_DROP_NO_AGENT), 0);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_UNSUPPORTED), 0);
+
+	/* The port is closing: the next completion stops at once. */
+	smp = mad_test_recv_smp(test, &recv, IB_MGMT_CLASS_SUBN_LID_ROUTED,
+				IB_MGMT_METHOD_GET);
+	mad_test_recv_qp0(env, recv, sizeof(struct ib_grh) + sizeof(*smp));
+	KUNIT_EXPECT_EQ(test, mad_test_process_mad_calls, 1);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RECV_FLUSHED), 2);
+	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+}
+
 /* A DR SMP request one hop out of port @port (a destination per port). */
 static struct ib_mad_send_buf *mad_test_send_hop(struct kunit *test,
 						 struct mad_test_env *env,
@@ -3535,6 +3673,8 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_send_cancel_on_wire),
 	KUNIT_CASE(mad_test_send_cancel_waiting),
 	KUNIT_CASE(mad_test_send_retries),
+	KUNIT_CASE(mad_test_send_only_timeout),
+	KUNIT_CASE(mad_test_send_only_mra_rtu),
 	KUNIT_CASE(mad_test_send_mass_timeout),
 	KUNIT_CASE(mad_test_send_deadline_order),
 	KUNIT_CASE(mad_test_send_modify),
@@ -3577,6 +3717,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_recv_flush_no_refill),
 	KUNIT_CASE(mad_test_recv_batch_refill),
 	KUNIT_CASE(mad_test_recv_driver_nomem),
+	KUNIT_CASE(mad_test_recv_port_closing),
 	KUNIT_CASE(mad_test_reg_bad_port),
 	KUNIT_CASE(mad_test_fc_per_dest),
 	KUNIT_CASE(mad_test_fc_mra_frees_slot),
