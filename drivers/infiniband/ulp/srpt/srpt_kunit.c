@@ -1242,6 +1242,9 @@ struct fake_hca {
 	int srq_recvs;
 	int dreps;
 	bool fail_send;
+	/* a channel whose backlog each post looks at, as a completion would */
+	struct srpt_rdma_ch *watch_ch;
+	int saw_empty_backlog;
 };
 
 static struct fake_hca *to_fake(struct ib_device *dev)
@@ -1259,6 +1262,8 @@ static int fake_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 		return -ENOMEM;
 	}
 	h->sends++;
+	if (h->watch_ch && list_empty(&h->watch_ch->rsp_backlog))
+		h->saw_empty_backlog++;
 	return 0;
 }
 
@@ -2133,6 +2138,89 @@ static void srpt_test_rsp_backlog(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim_delta), 2);
 }
 
+/* A write's status-only response, with @tag, as srpt_test_rsp_backlog. */
+static struct srpt_send_ioctx *fake_status_ioctx(struct kunit *test,
+						 struct srpt_rdma_ch *ch,
+						 u64 tag)
+{
+	struct srpt_send_ioctx *st = fake_rsp_ioctx(test, ch);
+
+	st->state = SRPT_STATE_NEW;
+	st->cmd.tag = tag;
+	st->cmd.data_direction = DMA_TO_DEVICE;
+	st->cmd.sense_buffer = st->sense_data;
+	kref_init(&st->cmd.cmd_kref);
+	kref_get(&st->cmd.cmd_kref);
+	return st;
+}
+
+/*
+ * A response does not overtake one that waits for room: with a status in
+ * the backlog, a TMF response (the answer to an ABORT TASK naming that
+ * command, say) goes behind it even when a slot is free, and the backlog
+ * posts the status first. Before the fix the TMF response went straight
+ * out and the status stayed behind.
+ */
+static void srpt_test_rsp_backlog_order(struct kunit *test)
+{
+	struct srpt_send_ioctx *st, *tmf;
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	atomic_set(&ch->req_lim_delta, 0);
+	atomic_set(&ch->sq_wr_avail, 0);
+	st = fake_status_ioctx(test, ch, 31);
+	KUNIT_EXPECT_EQ(test, srpt_queue_status(&st->cmd), 0);
+	KUNIT_EXPECT_EQ(test, h->sends, 0);
+	KUNIT_ASSERT_FALSE(test, list_empty(&ch->rsp_backlog));
+
+	/* A slot came back whose completion has not looked yet. */
+	atomic_set(&ch->sq_wr_avail, 1);
+	tmf = fake_rsp_ioctx(test, ch);
+	srpt_send_local_tmf_rsp(ch, tmf, SRPT_TMF_COMPLETE, 32);
+	KUNIT_EXPECT_EQ(test, h->sends, 1);
+	KUNIT_EXPECT_TRUE(test, list_is_singular(&ch->rsp_backlog));
+	KUNIT_EXPECT_PTR_EQ(test, list_first_entry_or_null(&ch->rsp_backlog,
+							   struct srpt_send_ioctx,
+							   rsp_entry), tmf);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 0);
+	srpt_close_rsp_backlog(ch);
+	KUNIT_EXPECT_EQ(test, tmf->state, SRPT_STATE_DONE);
+}
+
+/*
+ * While the backlog posts its head, the head is still on it: a completion
+ * returning slots at that moment (srpt_return_slots() looks without the
+ * lock) must see a backlog, or a response that then finds no room waits
+ * for an unrelated completion. Before the fix the head was taken off for
+ * the post and put back on -EAGAIN, and a completion in between saw an
+ * empty backlog.
+ */
+static void srpt_test_rsp_backlog_visible(struct kunit *test)
+{
+	struct srpt_send_ioctx *a, *b;
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	atomic_set(&ch->req_lim_delta, 0);
+	atomic_set(&ch->sq_wr_avail, 0);
+	a = fake_status_ioctx(test, ch, 41);
+	b = fake_status_ioctx(test, ch, 42);
+	KUNIT_EXPECT_EQ(test, srpt_queue_status(&a->cmd), 0);
+	KUNIT_EXPECT_EQ(test, srpt_queue_status(&b->cmd), 0);
+	KUNIT_ASSERT_EQ(test, h->sends, 0);
+
+	h->watch_ch = ch;
+	atomic_set(&ch->sq_wr_avail, 2);
+	srpt_post_rsp_backlog(ch);
+	KUNIT_EXPECT_EQ(test, h->sends, 2);
+	KUNIT_EXPECT_EQ(test, h->saw_empty_backlog, 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&ch->rsp_backlog));
+	h->watch_ch = NULL;
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -2172,6 +2260,8 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE(srpt_test_write_pending_slots),
 	KUNIT_CASE(srpt_test_queue_response_slots),
 	KUNIT_CASE(srpt_test_rsp_backlog),
+	KUNIT_CASE(srpt_test_rsp_backlog_order),
+	KUNIT_CASE(srpt_test_rsp_backlog_visible),
 	{}
 };
 

@@ -289,8 +289,20 @@ static void srpt_end_unsent_rsp(struct srpt_send_ioctx *ioctx, int err)
 }
 
 /*
+ * Whether responses wait in the channel's backlog: one that may wait then
+ * goes behind them instead of being posted, so that no response overtakes
+ * an earlier one (the answer to an ABORT TASK must not reach the initiator
+ * before the status of the command it names). LIO issues the two in order,
+ * so the later one sees the earlier one queued.
+ */
+static bool srpt_rsp_backlogged(struct srpt_rdma_ch *ch)
+{
+	return unlikely(!list_empty_careful(&ch->rsp_backlog));
+}
+
+/*
  * Queue the response built in @ioctx (@len bytes), which found the send
- * queue full, on the channel's backlog; the command is already in the state
+ * queue full or others waiting, on the channel's backlog; the command is already in the state
  * its response puts it in. Returns false when the channel is being
  * released: the caller drops the response. Once this returns true the
  * response may have been posted, and completed, already.
@@ -336,19 +348,24 @@ void srpt_post_rsp_backlog(struct srpt_rdma_ch *ch)
 	list_for_each_entry_safe(ioctx, next, &ch->rsp_backlog, rsp_entry) {
 		struct srp_rsp *rsp = ioctx->ioctx.buf;
 
-		/* Off the list first: once posted, it may complete at once. */
-		list_del(&ioctx->rsp_entry);
+		/*
+		 * It stays on the list while it is tried: a completion that
+		 * returns slots meanwhile must see a backlog to retry (see
+		 * srpt_return_slots()), or the response waits for an
+		 * unrelated one. Its own completion, should it come at once,
+		 * waits for this lock before it can reuse the context.
+		 */
 		rsp->req_lim_delta = cpu_to_be32(srpt_take_credits(ch));
 		ret = srpt_post_rsp(ch, ioctx, &send, &send, &sge,
 				    ioctx->rsp_len);
-		if (ret == -EAGAIN) {
-			list_add(&ioctx->rsp_entry, &ch->rsp_backlog);
+		if (ret == -EAGAIN)
 			break;
-		}
 		if (ret) {
 			/* They fail on one QP: the log names the last error. */
 			err = ret;
-			list_add_tail(&ioctx->rsp_entry, &failed);
+			list_move_tail(&ioctx->rsp_entry, &failed);
+		} else {
+			list_del(&ioctx->rsp_entry);
 		}
 	}
 	spin_unlock_irqrestore(&ch->rsp_lock, flags);
@@ -391,7 +408,8 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_close_rsp_backlog);
  * @code: RESPONSE CODE.
  * @tag: tag of the SRP_TSK_MGMT.
  *
- * A response that finds the send queue full waits for room.
+ * A response that finds the send queue full, or other responses waiting,
+ * waits for room behind them.
  *
  * Context: CQ context.
  */
@@ -405,7 +423,8 @@ void srpt_send_local_tmf_rsp(struct srpt_rdma_ch *ch,
 	ioctx->local = true;
 	ioctx->state = SRPT_STATE_MGMT_RSP_SENT;
 	len = srpt_build_tskmgmt_rsp(ch, ioctx, code, tag);
-	ret = srpt_post_rsp(ch, ioctx, &send, &send, &sge, len);
+	ret = srpt_rsp_backlogged(ch) ? -EAGAIN :
+	      srpt_post_rsp(ch, ioctx, &send, &send, &sge, len);
 	if (!ret || (ret == -EAGAIN && srpt_defer_rsp(ioctx, len)))
 		return;
 	srpt_end_unsent_rsp(ioctx, ret);
@@ -454,10 +473,15 @@ void srpt_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct srpt_send_ioctx, ioctx.cqe);
 	struct srpt_rdma_ch *ch = ioctx->ch;
 
+	/*
+	 * Before anything that can end a command: the backlog posted on the
+	 * returned slots can drop a response, and with it the last command
+	 * the release work waits for.
+	 */
+	kref_get(&ch->kref);
 	srpt_return_slots(ch, 1 + ioctx->n_rdma);
 	if (unlikely(wc->status != IB_WC_SUCCESS))
 		srpt_ch_send_failed(ch, wc, "sending a response");
-	kref_get(&ch->kref);
 	srpt_rsp_sent(ioctx);
 	if (READ_ONCE(ch->state) < CH_DISCONNECTED)
 		srpt_process_wait_list(ch);
@@ -571,7 +595,8 @@ static enum srpt_command_state srpt_rsp_state(enum srpt_command_state s)
  *
  * For a successful read the RDMA WRITEs of its data are chained in front of
  * the SRP_RSP. When the send queue has no room (other commands' transfers
- * fill it), the response waits for room if @may_wait; otherwise nothing is
+ * fill it), the response waits for room if @may_wait, as it does behind
+ * other responses already waiting (none overtakes another); otherwise nothing is
  * posted and the command stays as it was, so that the caller can try
  * again: LIO does for -EAGAIN from queue_data_in. Other failures end the
  * command without a response; the initiator's timeout handling recovers it.
@@ -602,7 +627,12 @@ int srpt_send_response(struct se_cmd *cmd, bool may_wait)
 	else
 		len = srpt_build_tmr_rsp(ioctx);
 
-	ret = len < 0 ? len : srpt_post_rsp(ch, ioctx, first, &send, &sge, len);
+	if (len < 0)
+		ret = len;
+	else if (may_wait && first == &send && srpt_rsp_backlogged(ch))
+		ret = -EAGAIN;	/* behind the responses that wait */
+	else
+		ret = srpt_post_rsp(ch, ioctx, first, &send, &sge, len);
 	if (!ret)
 		return 0;
 	/* Only a response without RDMA WRITEs was built to wait as it is. */
