@@ -196,7 +196,7 @@ traffic_cycles() {
 
 	before=$(res_counts)
 	echo "before: $(tr '\n' ' ' <<<"$before")"
-	modprobe ib_srp never_register=1 || return 1
+	modprobe ib_srp || return 1
 	for ((i = 1; i <= tcycles; i++)); do
 		echo "3 2 0x0002c90300003000" >$sys/new_hca &&
 		echo "3 1 10 5" >$sys/new_cable &&

@@ -230,7 +230,7 @@ tap_check "ib_srpt target on ibdevsim1 port 1, RDMA/CM on port $port" target
 # The login is written from inside "ini": ib_srp takes the writer's
 # network namespace for its RDMA/CM IDs.
 login() {
-	modprobe ib_srp never_register=1 &&
+	modprobe ib_srp &&
 	ip netns exec ini sh -c "echo id_ext=$g0,ioc_guid=$g0,dest=$tgt_ip:$port \
 		>/sys/class/infiniband_srp/srp-ibdevsim0-1/add_target" &&
 	ms_wait 60 ms_srp_disk

@@ -45,7 +45,7 @@ target() {
 }
 tap_check "ib_srpt target on ibdevsim1 port 1, a LUN, ACLs for both initiator ports" \
 	target
-modprobe ib_srp never_register=1
+modprobe ib_srp
 
 # login PORT: log in from ibdevsim0 port PORT with the line srp_daemon
 # prints; the new remote port goes to /tmp/rport-PORT.  tl_retry_count=2:

@@ -104,7 +104,7 @@ tap_check "ibv_ud_pingpong: 500 x 2 KiB datagrams across the switch" \
 printf 'a dgid=%s\nd\n' $tgid >/tmp/srp_rules
 # Started here, not in a tap_check subshell, so that this shell reaps it.
 srpd_pid=
-if modprobe ib_srp never_register=1; then
+if modprobe ib_srp; then
 	stdbuf -oL -eL srp_daemon -e -V -f /tmp/srp_rules -i ibdevsim0 \
 		-p 1 -R 5 >/tmp/srp_daemon.log 2>&1 &
 	srpd_pid=$!
