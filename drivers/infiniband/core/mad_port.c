@@ -1049,6 +1049,7 @@ static const char *const ib_mad_stat_names[IB_MAD_STAT_COUNT] = {
 	[IB_MAD_STAT_RMPP_RECVS_PEAK] = "rmpp_recvs_peak",
 	[IB_MAD_STAT_RMPP_SRC_RECVS_PEAK] = "rmpp_src_recvs_peak",
 	[IB_MAD_STAT_RMPP_DONE_PEAK] = "rmpp_done_peak",
+	[IB_MAD_STAT_RMPP_EVICTED] = "rmpp_evicted",
 };
 
 static int ib_mad_stats_show(struct seq_file *m, void *unused)

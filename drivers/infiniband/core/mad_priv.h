@@ -250,6 +250,7 @@ struct ib_mad_late_dest {
  * @rmpp_done: finished reassemblies still remembered, oldest first
  * @rmpp_done_count: entries of @rmpp_done
  * @rmpp_segs: segments the collecting reassemblies hold
+ * @rmpp_bytes: memory those segments pin (bound mad_rmpp_agent_max_bytes)
  * @rmpp_hash_key: random key of the hashes of @rmpp_hash and of sources,
  *	so that a peer cannot choose TIDs that share a bucket
  * @dying: set under @lock when unregistration starts; no send may be
@@ -283,6 +284,7 @@ struct ib_mad_agent_private {
 	struct list_head rmpp_done;
 	unsigned int rmpp_done_count;
 	unsigned int rmpp_segs;
+	size_t rmpp_bytes;
 	siphash_key_t rmpp_hash_key;
 	bool dying;
 
@@ -582,15 +584,18 @@ struct ib_mad_qp_info {
  * @IB_MAD_STAT_RMPP_SEGS: segments that RMPP reassemblies of the port's
  *	agents hold now (gauge)
  * @IB_MAD_STAT_RMPP_SEGS_PEAK: most segments one agent's reassemblies
- *	held at once (high-water mark; bound MAD_RMPP_AGENT_MAX_SEGS)
+ *	held at once (high-water mark; bound by mad_rmpp_agent_max_bytes)
  * @IB_MAD_STAT_RMPP_SRC_SEGS_PEAK: most segments one source's
- *	reassemblies held at one agent (bound mad_rmpp_src_max_segs)
+ *	reassemblies held at one agent (bound by its share of
+ *	mad_rmpp_agent_max_bytes)
  * @IB_MAD_STAT_RMPP_RECVS_PEAK: most reassemblies one agent collected at
  *	once (bound MAD_RMPP_MAX_RECVS)
  * @IB_MAD_STAT_RMPP_SRC_RECVS_PEAK: most reassemblies one source had
  *	collecting at one agent (bound MAD_RMPP_SRC_MAX_RECVS)
  * @IB_MAD_STAT_RMPP_DONE_PEAK: most finished reassemblies one agent
  *	remembered (bound MAD_RMPP_MAX_DONE)
+ * @IB_MAD_STAT_RMPP_EVICTED: reassemblies stopped to give their memory to
+ *	a source holding less, the agent's budget being full
  * @IB_MAD_STAT_COUNT: number of counters
  */
 enum ib_mad_stat {
@@ -622,6 +627,7 @@ enum ib_mad_stat {
 	IB_MAD_STAT_RMPP_RECVS_PEAK,
 	IB_MAD_STAT_RMPP_SRC_RECVS_PEAK,
 	IB_MAD_STAT_RMPP_DONE_PEAK,
+	IB_MAD_STAT_RMPP_EVICTED,
 	IB_MAD_STAT_COUNT
 };
 
@@ -919,7 +925,7 @@ unsigned int ib_mad_send_resp_wait_ms(struct ib_mad_send_wr_private *wr);
 void *ib_mad_recv_out_alloc(size_t size);
 extern unsigned int mad_rmpp_total_max_ms;
 extern unsigned int mad_rmpp_recv_wait_ms;
-extern unsigned int mad_rmpp_src_max_segs;
+extern size_t mad_rmpp_agent_max_bytes;
 #endif
 
 #endif	/* __IB_MAD_PRIV_H__ */

@@ -21,6 +21,7 @@
 #define _MAD_RMPP_H
 
 #include <linux/kref.h>
+#include <linux/slab.h>
 
 #include "mad_priv.h"
 #include "mad_rmpp_wire.h"
@@ -83,14 +84,25 @@
 #define MAD_RMPP_MAX_MSG_BYTES		(64U << 20)
 
 /*
- * Segments the collecting transfers of one source may hold together: the
- * largest message in the smallest segments (DevMgt's 192 data bytes).  An
- * agent holds twice that at most, however many sources send.  Each
- * segment is one receive buffer (struct ib_mad_recv_priv).
+ * Memory the collecting reassemblies of one agent may pin, counted in
+ * receive buffers: each segment pins a whole buffer (mad_rmpp_seg_bytes(),
+ * 512 bytes on IB, 4 KiB on OPA), whatever part of it the segment fills.
+ * One source (a LID, or a GID with a GRH) may hold 1/MAD_RMPP_SRC_SHARE
+ * of it: a host that is two sources (with and without a GRH, or with
+ * LMC >= 1) holds a quarter, so it takes many hosts to fill an agent,
+ * and then a segment that fits its own source's share makes room by
+ * stopping a transfer of the source holding most (see
+ * mad_rmpp_recv_make_room_locked()).
  */
-#define MAD_RMPP_SRC_MAX_SEGS		(MAD_RMPP_MAX_MSG_BYTES / \
-					 (IB_MGMT_MAD_SIZE - IB_MGMT_DEVICE_HDR))
-#define MAD_RMPP_AGENT_MAX_SEGS		(2 * MAD_RMPP_SRC_MAX_SEGS)
+#define MAD_RMPP_AGENT_MAX_BYTES	(128U << 20)
+#define MAD_RMPP_SRC_SHARE		8
+
+/* The memory a segment received in a buffer for @mad_size bytes pins. */
+static inline size_t mad_rmpp_seg_bytes(size_t mad_size)
+{
+	return kmalloc_size_roundup(struct_size_t(struct ib_mad_recv_priv,
+						  mad, mad_size));
+}
 
 /* Largest class data offset of an RMPP class (DevMgt, BIS). */
 #define MAD_RMPP_MAX_HDR_LEN		IB_MGMT_DEVICE_HDR

@@ -18,11 +18,13 @@
  * agent collects at most MAD_RMPP_MAX_RECVS transfers at once, of which
  * one source (a LID, or a GID with a GRH) has MAD_RMPP_SRC_MAX_RECVS at
  * most; when they are all taken, a transfer silent for MAD_RMPP_STALL_MS
- * makes room for a new one.  The segments held are bounded per source
- * (MAD_RMPP_SRC_MAX_SEGS) and per agent (MAD_RMPP_AGENT_MAX_SEGS), and an
- * agent remembers MAD_RMPP_MAX_DONE finished transfers at most.  So no
- * source can lock others out, and the memory of an agent is bounded
- * whatever the sources do.  Reassemblies are found in the agent's hash by
+ * makes room for a new one.  The memory the segments pin is bounded per
+ * agent (mad_rmpp_agent_max_bytes) and per source (a
+ * 1/MAD_RMPP_SRC_SHARE share of it); an agent at its bound makes room for
+ * a segment within its source's share by stopping the largest transfer of
+ * the source that holds most.  An agent remembers MAD_RMPP_MAX_DONE
+ * finished transfers at most.  So no source can lock others out, and the
+ * memory of an agent is bounded whatever the sources do.  Reassemblies are found in the agent's hash by
  * a keyed hash of TID and source, which a peer cannot aim at one bucket.
  *
  * Lifetime: a reassembly is referenced by the agent's hash while it is in
@@ -56,11 +58,11 @@ VISIBLE_IF_KUNIT unsigned int mad_rmpp_recv_wait_ms;
 EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_recv_wait_ms);
 
 /*
- * MAD_RMPP_SRC_MAX_SEGS, as a variable only so that KUnit can shrink it:
- * a test cannot send a source's worth of segments.
+ * MAD_RMPP_AGENT_MAX_BYTES, as a variable only so that KUnit can shrink
+ * it: a test cannot send an agent's worth of segments.
  */
-VISIBLE_IF_KUNIT unsigned int mad_rmpp_src_max_segs = MAD_RMPP_SRC_MAX_SEGS;
-EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_src_max_segs);
+VISIBLE_IF_KUNIT size_t mad_rmpp_agent_max_bytes = MAD_RMPP_AGENT_MAX_BYTES;
+EXPORT_SYMBOL_IF_KUNIT(mad_rmpp_agent_max_bytes);
 
 enum mad_rmpp_recv_state {
 	MAD_RMPP_RECV_ACTIVE,		/* collecting segments */
@@ -94,6 +96,7 @@ struct mad_rmpp_key {
  * @id: the source (mad_rmpp_src_id())
  * @recvs: its collecting reassemblies
  * @segs: segments they hold
+ * @bytes: memory those segments pin (mad_rmpp_seg_bytes() each)
  *
  * Exists while @recvs is not 0; under the agent lock.
  */
@@ -102,6 +105,7 @@ struct mad_rmpp_src {
 	u64 id;
 	unsigned int recvs;
 	unsigned int segs;
+	size_t bytes;
 };
 
 /**
@@ -112,6 +116,7 @@ struct mad_rmpp_src {
  * @src: its source's accounting while ACTIVE, else NULL (agent lock)
  * @bucket: its key in the agent's hash (mad_rmpp_bucket())
  * @nsegs: segments it holds while ACTIVE (agent lock)
+ * @seg_bytes: memory each of its segments pins (mad_rmpp_seg_bytes())
  * @progress_at: jiffies of its last segment kept (agent lock)
  * @priv: the agent, referenced
  * @ref: see "Lifetime" above
@@ -143,6 +148,7 @@ struct mad_rmpp_recv {
 	struct mad_rmpp_src *src;
 	u64 bucket;
 	unsigned int nsegs;
+	size_t seg_bytes;
 	unsigned long progress_at;
 	struct ib_mad_agent_private *priv;
 	refcount_t ref;
@@ -318,6 +324,7 @@ mad_rmpp_src_get_locked(struct ib_mad_agent_private *priv, u64 id,
 	src->id = id;
 	src->recvs = 0;
 	src->segs = 0;
+	src->bytes = 0;
 	hash_add(priv->rmpp_srcs, &src->node, id);
 	return src;
 }
@@ -330,12 +337,18 @@ static void mad_rmpp_src_put_locked(struct mad_rmpp_src *src)
 	kfree(src);
 }
 
-/* Whether @src may hold one more segment, and the agent too. */
-static bool mad_rmpp_src_room_locked(const struct ib_mad_agent_private *priv,
-				     const struct mad_rmpp_src *src)
+/* Whether @src may hold one more segment of @bytes within its share. */
+static bool mad_rmpp_src_room(const struct mad_rmpp_src *src, size_t bytes)
 {
-	return src->segs < mad_rmpp_src_max_segs &&
-	       priv->rmpp_segs < MAD_RMPP_AGENT_MAX_SEGS;
+	return src->bytes + bytes <=
+	       mad_rmpp_agent_max_bytes / MAD_RMPP_SRC_SHARE;
+}
+
+/* Whether the agent may hold one more segment of @bytes. */
+static bool mad_rmpp_agent_room(const struct ib_mad_agent_private *priv,
+				size_t bytes)
+{
+	return priv->rmpp_bytes + bytes <= mad_rmpp_agent_max_bytes;
 }
 
 /* A collecting reassembly kept one more segment. */
@@ -345,7 +358,9 @@ static void mad_rmpp_recv_count_seg_locked(struct mad_rmpp_recv *r)
 
 	r->nsegs++;
 	r->src->segs++;
+	r->src->bytes += r->seg_bytes;
 	r->priv->rmpp_segs++;
+	r->priv->rmpp_bytes += r->seg_bytes;
 	r->progress_at = jiffies;
 	list_move_tail(&r->lru, &r->priv->rmpp_active);
 	ib_mad_stat_inc(port, IB_MAD_STAT_RMPP_SEGS);
@@ -441,9 +456,11 @@ static void mad_rmpp_recv_set_state_locked(struct mad_rmpp_recv *r,
 		priv->rmpp_recvs--;
 		list_del_init(&r->lru);
 		priv->rmpp_segs -= r->nsegs;
+		priv->rmpp_bytes -= r->nsegs * r->seg_bytes;
 		atomic64_sub(r->nsegs,
 			     &ib_mad_agent_port(priv)->stats[IB_MAD_STAT_RMPP_SEGS]);
 		r->src->segs -= r->nsegs;
+		r->src->bytes -= r->nsegs * r->seg_bytes;
 		r->src->recvs--;
 		mad_rmpp_src_put_locked(r->src);
 		r->src = NULL;
@@ -543,6 +560,49 @@ mad_rmpp_recv_evict_locked(struct ib_mad_agent_private *priv,
 	mad_rmpp_recv_kill_locked(old, estep, IB_MGMT_RMPP_TYPE_STOP,
 				  IB_MGMT_RMPP_STATUS_RESX);
 	return old;
+}
+
+/**
+ * mad_rmpp_recv_make_room_locked() - free an agent's memory for a segment
+ * @priv: the agent, holding its whole budget
+ * @src: the source of the segment, within its share
+ * @estep: collects what is left to do for the transfer stopped
+ *
+ * The largest transfer of the source that holds most, if that source
+ * holds more than @src, is stopped (its sender told STOP, "resources
+ * exhausted") and gives its segments back: a newcomer is not refused for
+ * what others hoard, and the sources that hold least keep what they have.
+ * Every transfer holds at least one segment, so one is enough.
+ *
+ * Context: Agent lock held.
+ * Return: the transfer stopped, whose @estep the caller finishes, or NULL
+ * when @src holds as much as any other source.
+ */
+static struct mad_rmpp_recv *
+mad_rmpp_recv_make_room_locked(struct ib_mad_agent_private *priv,
+			       const struct mad_rmpp_src *src,
+			       struct mad_rmpp_step *estep)
+{
+	struct mad_rmpp_recv *r, *victim = NULL;
+	struct mad_rmpp_src *s, *big = NULL;
+	int bkt;
+
+	lockdep_assert_held(&priv->lock);
+
+	hash_for_each(priv->rmpp_srcs, bkt, s, node)
+		if (s != src && (!big || s->bytes > big->bytes))
+			big = s;
+	if (!big || big->bytes <= src->bytes)
+		return NULL;
+	list_for_each_entry(r, &priv->rmpp_active, lru)
+		if (r->src == big && (!victim || r->nsegs > victim->nsegs))
+			victim = r;
+	if (WARN_ON_ONCE(!victim))
+		return NULL;
+	ib_mad_stat_inc(ib_mad_agent_port(priv), IB_MAD_STAT_RMPP_EVICTED);
+	mad_rmpp_recv_kill_locked(victim, estep, IB_MGMT_RMPP_TYPE_STOP,
+				  IB_MGMT_RMPP_STATUS_RESX);
+	return victim;
 }
 
 static void mad_rmpp_recv_ack_locked(struct mad_rmpp_recv *r,
@@ -661,6 +721,13 @@ static void mad_rmpp_recv_progress_locked(struct mad_rmpp_recv *r,
  * @r: the reassembly
  * @recv_wc: the segment, owned by the caller
  * @step: collects what is left to do after the lock is dropped
+ * @evicted: set to a transfer stopped to make room for the segment, or
+ *	NULL
+ * @estep: collects what is left to do for *@evicted
+ *
+ * A segment beyond its source's share stops the transfer; one within it
+ * that the agent has no room for makes room (mad_rmpp_recv_make_room_locked())
+ * or, if its source holds as much as any, stops the transfer too.
  *
  * Context: Agent lock held.
  * Return: true when @recv_wc was linked into the message, false when the
@@ -668,7 +735,9 @@ static void mad_rmpp_recv_progress_locked(struct mad_rmpp_recv *r,
  */
 static bool mad_rmpp_recv_seg_locked(struct mad_rmpp_recv *r,
 				     struct ib_mad_recv_wc *recv_wc,
-				     struct mad_rmpp_step *step)
+				     struct mad_rmpp_step *step,
+				     struct mad_rmpp_recv **evicted,
+				     struct mad_rmpp_step *estep)
 {
 	struct ib_mad_recv_buf *buf = &recv_wc->recv_buf;
 	u32 seg_num = mad_rmpp_seg_num(buf);
@@ -694,7 +763,12 @@ static bool mad_rmpp_recv_seg_locked(struct mad_rmpp_recv *r,
 	}
 	if (WARN_ON_ONCE(r->state != MAD_RMPP_RECV_ACTIVE))
 		return false;
-	if (!mad_rmpp_src_room_locked(r->priv, r->src)) {
+	if (mad_rmpp_src_room(r->src, r->seg_bytes) &&
+	    !mad_rmpp_agent_room(r->priv, r->seg_bytes))
+		*evicted = mad_rmpp_recv_make_room_locked(r->priv, r->src,
+							  estep);
+	if (!mad_rmpp_src_room(r->src, r->seg_bytes) ||
+	    !mad_rmpp_agent_room(r->priv, r->seg_bytes)) {
 		mad_rmpp_recv_kill_locked(r, step, IB_MGMT_RMPP_TYPE_STOP,
 					  IB_MGMT_RMPP_STATUS_RESX);
 		return false;
@@ -758,15 +832,18 @@ mad_rmpp_recv_seg_finish(struct mad_rmpp_recv *r,
 static struct ib_mad_recv_wc *mad_rmpp_recv_more(struct mad_rmpp_recv *r,
 						 struct ib_mad_recv_wc *recv_wc)
 {
+	struct mad_rmpp_step step = { .puts = 1 }, estep = {};
 	struct ib_mad_agent_private *priv = r->priv;
-	struct mad_rmpp_step step = { .puts = 1 };
+	struct mad_rmpp_recv *evicted = NULL;
 	unsigned long flags;
 	bool kept;
 
 	spin_lock_irqsave(&priv->lock, flags);
-	kept = mad_rmpp_recv_seg_locked(r, recv_wc, &step);
+	kept = mad_rmpp_recv_seg_locked(r, recv_wc, &step, &evicted, &estep);
 	spin_unlock_irqrestore(&priv->lock, flags);
 
+	if (evicted)
+		mad_rmpp_recv_finish(evicted, &estep, NULL);
 	return mad_rmpp_recv_seg_finish(r, recv_wc, &step, kept);
 }
 
@@ -805,6 +882,9 @@ mad_rmpp_recv_create(struct ib_mad_agent_private *priv,
 	r->bucket = mad_rmpp_bucket(priv, key);
 	INIT_LIST_HEAD(&r->lru);
 	r->mad_size = mad_rmpp_seg_mad_size(recv_wc);
+	r->seg_bytes = mad_rmpp_seg_bytes(container_of(recv_wc,
+						       struct ib_mad_recv_priv,
+						       recv_wc)->mad_size);
 	r->hdr_len = r->tmpl.hdr_len;
 	r->first_paylen = be32_to_cpu(mad->rmpp_hdr.paylen_newwin);
 	r->max_segs = MAD_RMPP_MAX_MSG_BYTES / (r->mad_size - r->hdr_len);
@@ -839,10 +919,11 @@ err_free:
  * @spare: accounting for a source not seen yet; taken if used
  * @estep: collects what is left to do for a transfer evicted to make room
  *
- * A source that has MAD_RMPP_SRC_MAX_RECVS transfers, or the segments it
- * may hold, already is answered with STOP, "resources exhausted", and so
- * is any source when the agent collects MAD_RMPP_MAX_RECVS transfers and
- * none of them is stalled; nothing is kept then.
+ * A source that has MAD_RMPP_SRC_MAX_RECVS transfers, or its share of the
+ * agent's memory, already is answered with STOP, "resources exhausted",
+ * and so is any source when the agent collects MAD_RMPP_MAX_RECVS
+ * transfers and none of them is stalled, or holds its whole memory budget
+ * and no source holds more than this one; nothing is kept then.
  *
  * Context: Agent lock held.
  * Return: the transfer evicted, whose @estep the caller finishes, or NULL.
@@ -858,7 +939,7 @@ mad_rmpp_recv_start_locked(struct mad_rmpp_recv *r,
 	struct mad_rmpp_recv *evicted = NULL;
 	struct mad_rmpp_src *src = NULL;
 	u32 seg_num = 1;
-	bool last;
+	bool last, fits;
 
 	lockdep_assert_held(&priv->lock);
 
@@ -872,13 +953,14 @@ mad_rmpp_recv_start_locked(struct mad_rmpp_recv *r,
 	/* Counted at once: an eviction must not free the source's entry. */
 	if (src)
 		src->recvs++;
-	if (src && src->recvs <= MAD_RMPP_SRC_MAX_RECVS &&
-	    mad_rmpp_src_room_locked(priv, src) &&
-	    priv->rmpp_recvs >= MAD_RMPP_MAX_RECVS)
+	fits = src && src->recvs <= MAD_RMPP_SRC_MAX_RECVS &&
+	       mad_rmpp_src_room(src, r->seg_bytes);
+	if (fits && priv->rmpp_recvs >= MAD_RMPP_MAX_RECVS)
 		evicted = mad_rmpp_recv_evict_locked(priv, estep);
-	if (!src || src->recvs > MAD_RMPP_SRC_MAX_RECVS ||
-	    !mad_rmpp_src_room_locked(priv, src) ||
-	    priv->rmpp_recvs >= MAD_RMPP_MAX_RECVS) {
+	else if (fits && !mad_rmpp_agent_room(priv, r->seg_bytes))
+		evicted = mad_rmpp_recv_make_room_locked(priv, src, estep);
+	if (!fits || priv->rmpp_recvs >= MAD_RMPP_MAX_RECVS ||
+	    !mad_rmpp_agent_room(priv, r->seg_bytes)) {
 		/* Unregistration has swept the hash already, or no room. */
 		if (!priv->dying)
 			mad_rmpp_recv_ctrl_locked(r, step,
@@ -988,8 +1070,8 @@ static struct ib_mad_recv_wc *mad_rmpp_recv_later(struct ib_mad_agent_private *p
 						  struct ib_mad_recv_wc *recv_wc,
 						  const struct mad_rmpp_key *key)
 {
-	struct mad_rmpp_step step = { .puts = 1 };
-	struct mad_rmpp_recv *r;
+	struct mad_rmpp_step step = { .puts = 1 }, estep = {};
+	struct mad_rmpp_recv *r, *evicted = NULL;
 	unsigned long flags;
 	bool kept;
 
@@ -1003,9 +1085,11 @@ static struct ib_mad_recv_wc *mad_rmpp_recv_later(struct ib_mad_agent_private *p
 		return NULL;
 	}
 	refcount_inc(&r->ref);		/* for the unlocked part; step.puts */
-	kept = mad_rmpp_recv_seg_locked(r, recv_wc, &step);
+	kept = mad_rmpp_recv_seg_locked(r, recv_wc, &step, &evicted, &estep);
 	spin_unlock_irqrestore(&priv->lock, flags);
 
+	if (evicted)
+		mad_rmpp_recv_finish(evicted, &estep, NULL);
 	return mad_rmpp_recv_seg_finish(r, recv_wc, &step, kept);
 }
 

@@ -182,6 +182,6 @@ for k in rmpp_segs rmpp_segs_peak rmpp_src_segs_peak rmpp_recvs_peak \
 	eval "g_$k=${v:--1}"
 done
 echo "# target's RMPP reassembly peaks: transfers $g_rmpp_recvs_peak (one source $g_rmpp_src_recvs_peak), finished remembered $g_rmpp_done_peak, segments $g_rmpp_segs_peak (one source $g_rmpp_src_segs_peak), held at the end $g_rmpp_segs"
-check "[ $g_rmpp_recvs_peak -ge 1 ] && [ $g_rmpp_src_recvs_peak -le 16 ] && [ $g_rmpp_recvs_peak -le 256 ] && [ $g_rmpp_done_peak -ge 0 ] && [ $g_rmpp_done_peak -le 256 ] && [ $g_rmpp_src_segs_peak -ge 1 ] && [ $g_rmpp_src_segs_peak -le 349525 ] && [ $g_rmpp_segs_peak -le 699050 ] && [ $g_rmpp_segs -ge 0 ]" \
-	"RMPP reassembly within its bounds: $g_rmpp_src_recvs_peak <= 16 transfers from one source, $g_rmpp_recvs_peak <= 256 per agent, $g_rmpp_done_peak <= 256 finished remembered, $g_rmpp_src_segs_peak / $g_rmpp_segs_peak segments <= 349525 / 699050"
+check "[ $g_rmpp_recvs_peak -ge 1 ] && [ $g_rmpp_src_recvs_peak -le 16 ] && [ $g_rmpp_recvs_peak -le 256 ] && [ $g_rmpp_done_peak -ge 0 ] && [ $g_rmpp_done_peak -le 256 ] && [ $g_rmpp_src_segs_peak -ge 1 ] && [ $g_rmpp_src_segs_peak -le 32768 ] && [ $g_rmpp_segs_peak -le 262144 ] && [ $g_rmpp_segs -ge 0 ]" \
+	"RMPP reassembly within its bounds: $g_rmpp_src_recvs_peak <= 16 transfers from one source, $g_rmpp_recvs_peak <= 256 per agent, $g_rmpp_done_peak <= 256 finished remembered, $g_rmpp_src_segs_peak / $g_rmpp_segs_peak segments <= 32768 / 262144 (16 / 128 MiB of 512-byte buffers)"
 exit $ms_status
