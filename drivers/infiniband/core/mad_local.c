@@ -85,6 +85,21 @@ static void ib_mad_local_deliver(struct ib_mad_agent_private *agent,
 }
 
 /*
+ * The status of an SMP the driver failed, or for whose answer no buffer
+ * could be had. Upstream's ib_post_send_mad() runs process_mad() itself
+ * and returns the error; ours never sleeps, so the SMP is on the
+ * workqueue by then. A request (one with a timeout) learns of it as of an
+ * SMA that never answers, but at once: IB_WC_RESP_TIMEOUT_ERR is the one
+ * failure ib_umad passes on, so that opensm's transaction ends instead of
+ * waiting for ever. A send that expects nothing gets IB_WC_GENERAL_ERR.
+ */
+static enum ib_wc_status
+ib_mad_local_failed(const struct ib_mad_send_wr_private *wr)
+{
+	return wr->expect_resp ? IB_WC_RESP_TIMEOUT_ERR : IB_WC_GENERAL_ERR;
+}
+
+/*
  * Run process_mad() on the SMP and deliver what comes of it. Returns the
  * status the send completes with.
  */
@@ -105,7 +120,7 @@ static enum ib_wc_status ib_mad_local_process(struct ib_mad_local *local)
 
 	recv = ib_mad_recv_priv_alloc(mad_size, GFP_KERNEL);
 	if (!recv)
-		return IB_WC_GENERAL_ERR;
+		return ib_mad_local_failed(wr);
 	wc = ib_mad_local_wc(local, priv->agent.qp, local->slid);
 	if (opa && smp->base_version == OPA_MGMT_BASE_VERSION)
 		wc.byte_len = wr->send_buf.hdr_len + wr->send_buf.data_len +
@@ -138,7 +153,7 @@ static enum ib_wc_status ib_mad_local_process(struct ib_mad_local *local)
 		break;
 	default:
 		ib_mad_recv_priv_free(recv);
-		return IB_WC_GENERAL_ERR;
+		return ib_mad_local_failed(wr);
 	}
 	if (!target) {
 		ib_mad_recv_priv_free(recv);

@@ -1781,33 +1781,97 @@ static void mad_test_rmpp_recv_done_bound(struct kunit *test)
 	ib_mad_rmpp_cancel_recvs(env->priv);
 }
 
+/* The memory one receive buffer of the fake port pins. */
+static size_t mad_test_seg_bytes(void)
+{
+	return mad_rmpp_seg_bytes(sizeof(struct ib_mad));
+}
+
 /*
- * A source whose transfers hold their budget of segments is told STOP for
- * the one that would go over it; what it held is given back, and the
- * agent's count of segments held returns to zero.
+ * A source whose transfers hold their share of the agent's memory is told
+ * STOP for the segment that would go over it; what it held is given back,
+ * and the agent's count of segments held returns to zero.
  */
 static void mad_test_rmpp_recv_seg_budget(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env(test);
-	unsigned int saved = mad_rmpp_src_max_segs;
+	size_t saved = mad_rmpp_agent_max_bytes;
 	int seg, stops;
 
 	mad_test_rmpp_env(test, env, 16);
-	mad_rmpp_src_max_segs = 4;
+	/* A share of four buffers. */
+	mad_rmpp_agent_max_bytes = 4 * MAD_RMPP_SRC_SHARE * mad_test_seg_bytes();
 	env->rmpp_slid = 9;
 	for (seg = 1; seg <= 6; seg++)
 		mad_test_rmpp_seg(test, env, 0x750000000ULL, 10, seg);
-	mad_rmpp_src_max_segs = saved;
+	mad_rmpp_agent_max_bytes = saved;
 	stops = mad_test_rmpp_count(env, 0, IB_MGMT_RMPP_TYPE_STOP);
 	KUNIT_EXPECT_EQ(test, stops, 1);
 	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, 0);
 	KUNIT_EXPECT_EQ(test, env->priv->rmpp_segs, 0);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_bytes, 0);
 	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RMPP_SRC_SEGS_PEAK),
 			4);
 	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RMPP_SEGS), 0);
 	KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
 	mad_test_rmpp_drain(env, 0, env->posts);
 	ib_mad_rmpp_cancel_recvs(env->priv);
+}
+
+/*
+ * The agent's memory is full, each of eight sources holding its share (a
+ * host with LMC or a GRH is two sources at most): a ninth source's first
+ * segment is not refused, it takes the place of a transfer of a source
+ * that holds the most, which is told STOP and gives its buffers back.
+ * Before the budget was by memory with eviction, each source could pin
+ * 349,525 buffers (171 MiB on IB) and nothing was ever stopped for a
+ * newcomer's sake but stalled transfers at the transfer-count cap.
+ */
+static void mad_test_rmpp_recv_evict_largest(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	size_t saved = mad_rmpp_agent_max_bytes, cost = mad_test_seg_bytes();
+	const struct ib_rmpp_mad *stop = NULL;
+	int i, seg, held = 0;
+	u64 tid;
+
+	mad_test_rmpp_env(test, env, 64);
+	/* A share of three buffers, eight shares in all. */
+	mad_rmpp_agent_max_bytes = 3 * MAD_RMPP_SRC_SHARE * cost;
+	for (i = 0; i < MAD_RMPP_SRC_SHARE; i++) {
+		env->rmpp_slid = 0x10 + i;
+		for (seg = 1; seg <= 3; seg++)
+			mad_test_rmpp_seg(test, env, 0x7a0000000ULL + i, 10, seg);
+	}
+	KUNIT_ASSERT_EQ(test, mad_test_rmpp_count(env, 0, IB_MGMT_RMPP_TYPE_STOP),
+			0);
+	KUNIT_ASSERT_EQ(test, env->priv->rmpp_bytes, mad_rmpp_agent_max_bytes);
+	held = env->posts;
+
+	env->rmpp_slid = 0x40;
+	mad_test_rmpp_first(test, env, 0x7b0000000ULL, 10);
+	mad_rmpp_agent_max_bytes = saved;
+	KUNIT_EXPECT_EQ(test, mad_test_rmpp_count(env, held,
+						  IB_MGMT_RMPP_TYPE_STOP), 1);
+	KUNIT_EXPECT_EQ(test, mad_test_rmpp_count(env, held,
+						  IB_MGMT_RMPP_TYPE_ACK), 1);
+	for (i = held; i < env->posts; i++)
+		if (mad_test_posted_rmpp(env, i)->rmpp_type ==
+		    IB_MGMT_RMPP_TYPE_STOP)
+			stop = env->posted[i]->send_buf.mad;
+	KUNIT_ASSERT_NOT_NULL(test, stop);
+	tid = be64_to_cpu(stop->mad_hdr.tid);
+	KUNIT_EXPECT_GE(test, tid, 0x7a0000000ULL);
+	KUNIT_EXPECT_LT(test, tid, 0x7a0000000ULL + MAD_RMPP_SRC_SHARE);
+	KUNIT_EXPECT_EQ(test, stop->rmpp_hdr.rmpp_status,
+			IB_MGMT_RMPP_STATUS_RESX);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_recvs, MAD_RMPP_SRC_SHARE);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_bytes,
+			(3 * (MAD_RMPP_SRC_SHARE - 1) + 1) * cost);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_RMPP_EVICTED), 1);
+	mad_test_rmpp_drain(env, 0, env->posts);
+	ib_mad_rmpp_cancel_recvs(env->priv);
+	KUNIT_EXPECT_EQ(test, env->priv->rmpp_bytes, 0);
 }
 
 /*
@@ -2568,6 +2632,54 @@ static void mad_test_local_smp_wc(struct kunit *test)
 	mad_test_expect_smp_wc(test, &mad_test_answer_wc, buf, env,
 			       be16_to_cpu(IB_LID_PERMISSIVE));
 	ib_free_send_mad(buf);
+}
+
+/* The fake device's process_mad(): a driver whose firmware command fails. */
+static int mad_test_sma_fails(struct ib_device *device, int process_mad_flags,
+			      u32 port_num, const struct ib_wc *in_wc,
+			      const struct ib_grh *in_grh,
+			      const struct ib_mad *in_mad,
+			      struct ib_mad *out_mad, size_t *out_mad_size,
+			      u16 *out_mad_pkey_index)
+{
+	return IB_MAD_RESULT_FAILURE;
+}
+
+/*
+ * The driver fails a directed-route SMP for the local SMA: a request (one
+ * with a timeout) completes at once with IB_WC_RESP_TIMEOUT_ERR, the
+ * failure ib_umad reports to user space, so that opensm's transaction
+ * ends; a send that expects no answer with IB_WC_GENERAL_ERR. Before, both
+ * got IB_WC_GENERAL_ERR, which ib_umad drops: opensm waited for ever.
+ */
+static void mad_test_local_smp_failed(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	static const int timeouts[] = { 5000, 0 };
+	static const enum ib_wc_status want[] = {
+		IB_WC_RESP_TIMEOUT_ERR, IB_WC_GENERAL_ERR,
+	};
+	struct ib_mad_send_buf *buf;
+	struct ib_smp *smp;
+	int i;
+
+	env->port_data[1].immutable.max_mad_size = IB_MGMT_MAD_SIZE;
+	env->dev->ops.process_mad = mad_test_sma_fails;
+	for (i = 0; i < ARRAY_SIZE(timeouts); i++) {
+		buf = mad_test_send(test, env, 50 + i, timeouts[i], 1);
+		smp = buf->mad;
+		smp->dr_slid = cpu_to_be16(0x12);
+		smp->dr_dlid = cpu_to_be16(0x34);
+		smp->hop_cnt = 0;
+		smp->hop_ptr = 1;
+		KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+		flush_workqueue(env->port->wq);
+		KUNIT_EXPECT_EQ(test, env->posts, 0);
+		KUNIT_EXPECT_EQ(test, env->sends_done, i + 1);
+		KUNIT_EXPECT_EQ(test, env->last_status, want[i]);
+		KUNIT_EXPECT_EQ(test, env->recvs_done, 0);
+		ib_free_send_mad(buf);
+	}
 }
 
 /*
@@ -3700,6 +3812,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_qp_post_refused_slot),
 	KUNIT_CASE(mad_test_qp_flush_final),
 	KUNIT_CASE(mad_test_local_smp_wc),
+	KUNIT_CASE(mad_test_local_smp_failed),
 	KUNIT_CASE(mad_test_rmpp_segment_list),
 	KUNIT_CASE_PARAM(mad_test_fc_request, mad_test_fc_gen_params),
 	KUNIT_CASE(mad_test_fc_backlog),
@@ -3725,6 +3838,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE_SLOW(mad_test_rmpp_recv_evict_stalled),
 	KUNIT_CASE(mad_test_rmpp_recv_done_bound),
 	KUNIT_CASE(mad_test_rmpp_recv_seg_budget),
+	KUNIT_CASE(mad_test_rmpp_recv_evict_largest),
 	KUNIT_CASE(mad_test_rmpp_recv_repeat_ah),
 	{}
 };
