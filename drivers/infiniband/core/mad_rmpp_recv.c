@@ -24,8 +24,9 @@
  * a segment within its source's share by stopping the largest transfer of
  * the source that holds most.  An agent remembers MAD_RMPP_MAX_DONE
  * finished transfers at most.  So no source can lock others out, and the
- * memory of an agent is bounded whatever the sources do.  Reassemblies are found in the agent's hash by
- * a keyed hash of TID and source, which a peer cannot aim at one bucket.
+ * memory of an agent is bounded whatever the sources do.  Reassemblies
+ * are found in the agent's hash by a keyed hash of TID and source, which a
+ * peer cannot aim at one bucket.
  *
  * Lifetime: a reassembly is referenced by the agent's hash while it is in
  * it, by its delayed work while that is queued, and by whoever is working
