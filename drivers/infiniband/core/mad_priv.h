@@ -104,6 +104,13 @@
 #define IB_MAD_DUP_HOLD_MS		4000
 #define IB_MAD_LATE_RAISE_MS		100
 #define IB_MAD_LATE_TTL_MS		60000
+/*
+ * Slots (2^bits) of an agent's table of the flow-controlled requests that
+ * finished after a retry or a timeout (struct ib_mad_late_req): only an
+ * answer to one of them, within IB_MAD_LATE_ANSWER_MS, is a late answer.
+ */
+#define IB_MAD_LATE_REQ_BITS		6
+#define IB_MAD_LATE_ANSWER_MS		10000
 
 /* log2 of the number of buckets in an agent's TID hash. */
 #define IB_MAD_SEND_HASH_BITS		6
@@ -214,6 +221,24 @@ struct ib_mad_late_dest {
 };
 
 /**
+ * struct ib_mad_late_req - a request whose answer may still come, late
+ * @tid: its TID
+ * @key: its destination (ib_mad_fc_key()), as we sent it
+ * @done: jiffies when it finished
+ * @used: the slot holds a request
+ *
+ * A flow-controlled request that finished after a retry or a timeout;
+ * direct-mapped by TID, under the agent lock. See
+ * ib_mad_send_late_answer_locked().
+ */
+struct ib_mad_late_req {
+	__be64 tid;
+	u64 key;
+	unsigned long done;
+	bool used;
+};
+
+/**
  * struct ib_mad_agent_private - the MAD layer's view of a client agent
  * @agent: what the client sees; security.c uses it via container_of()
  * @reg_req: copy of the registration request, NULL for send-only agents
@@ -237,6 +262,8 @@ struct ib_mad_late_dest {
  *	toward each destination; 0 turns flow control off for the agent
  * @late: destinations whose answers came after their requests had been
  *	retried or given up, direct-mapped by key (a new one takes the slot)
+ * @late_reqs: requests that finished after a retry or a timeout, whose
+ *	answers are the late ones, direct-mapped by TID
  * @dup: the SA requests delivered and not answered yet, for an agent
  *	that serves SA requests (see ib_mad_dup_alloc()), else NULL; has its
  *	own lock
@@ -275,6 +302,7 @@ struct ib_mad_agent_private {
 	unsigned int fc_active;
 	unsigned int fc_max;
 	struct ib_mad_late_dest late[1 << IB_MAD_LATE_BITS];
+	struct ib_mad_late_req late_reqs[1 << IB_MAD_LATE_REQ_BITS];
 	struct ib_mad_dup_table *dup;
 	struct delayed_work timed_work;
 	DECLARE_HASHTABLE(rmpp_hash, IB_MAD_RMPP_HASH_BITS);
@@ -854,8 +882,8 @@ void *ib_mad_send_payload(struct ib_mad_send_wr_private *wr);
 void ib_mad_send_wc_done(struct ib_mad_send_wr_private *wr,
 			 const struct ib_wc *wc);
 void ib_mad_send_response_begin_locked(struct ib_mad_send_wr_private *wr);
-void ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
-				    u64 key);
+bool ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
+				    __be64 tid);
 void ib_mad_send_response_done(struct ib_mad_send_wr_private *wr);
 void ib_mad_agent_timed_work(struct work_struct *work);
 void ib_mad_agent_flush_sends(struct ib_mad_agent_private *priv);

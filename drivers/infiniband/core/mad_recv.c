@@ -227,25 +227,19 @@ static bool ib_mad_recv_is_kernel_rmpp(struct ib_mad_agent_private *priv,
 }
 
 /*
- * A response that matched nothing, to a request of the classes flow
- * control limits (SA, SMPs): its responder answers late, see
- * ib_mad_send_late_answer_locked().
+ * A response that matched nothing: if it answers a flow-controlled
+ * request that finished after a retry or a timeout, that request's
+ * destination answers late, see ib_mad_send_late_answer_locked().
  */
 static void ib_mad_note_late_answer(struct ib_mad_agent_private *priv,
 				    const struct ib_mad_recv_wc *recv_wc)
 {
-	u8 mgmt_class = recv_wc->recv_buf.mad->mad_hdr.mgmt_class;
 	unsigned long flags;
-	u64 key;
 
-	if (!priv->fc_max ||
-	    (mgmt_class != IB_MGMT_CLASS_SUBN_ADM &&
-	     mgmt_class != IB_MGMT_CLASS_SUBN_LID_ROUTED &&
-	     mgmt_class != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE))
+	if (!priv->fc_max)
 		return;
-	key = ib_mad_fc_recv_key(recv_wc);
 	spin_lock_irqsave(&priv->lock, flags);
-	ib_mad_send_late_answer_locked(priv, key);
+	ib_mad_send_late_answer_locked(priv, recv_wc->recv_buf.mad->mad_hdr.tid);
 	spin_unlock_irqrestore(&priv->lock, flags);
 }
 

@@ -139,6 +139,8 @@ static void ib_mad_agent_rearm_locked(struct ib_mad_agent_private *priv)
  * waits on the done list, and the caller makes sure the work runs) or by
  * the caller, with ib_mad_send_complete() once the agent lock is dropped.
  */
+static void ib_mad_send_late_remember_locked(struct ib_mad_send_wr_private *wr);
+
 static void ib_mad_send_done_locked(struct ib_mad_send_wr_private *wr,
 				    bool defer)
 {
@@ -146,6 +148,7 @@ static void ib_mad_send_done_locked(struct ib_mad_send_wr_private *wr,
 
 	lockdep_assert_held(&priv->lock);
 	ib_mad_send_unhash_locked(wr);
+	ib_mad_send_late_remember_locked(wr);
 	wr->state = IB_MAD_SEND_DONE;
 	if (defer)
 		list_add_tail(&wr->agent_list, &priv->done_list);
@@ -298,43 +301,87 @@ static unsigned int ib_mad_late_level_locked(struct ib_mad_agent_private *priv,
 	return late->level;
 }
 
+/* The slot of the request with @tid in @priv's table of late requests. */
+static struct ib_mad_late_req *
+ib_mad_late_req_slot(struct ib_mad_agent_private *priv, __be64 tid)
+{
+	return &priv->late_reqs[hash_64((__force u64)tid,
+					IB_MAD_LATE_REQ_BITS)];
+}
+
+/*
+ * @wr finishes: if it is a flow-controlled request that was retried or
+ * timed out, an answer to it may still come, and that one is late.
+ */
+static void ib_mad_send_late_remember_locked(struct ib_mad_send_wr_private *wr)
+{
+	struct ib_mad_late_req *req;
+
+	lockdep_assert_held(&wr->mad_agent_priv->lock);
+	if (!wr->fc || (!wr->send_buf.retries &&
+			wr->status != IB_WC_RESP_TIMEOUT_ERR))
+		return;
+	req = ib_mad_late_req_slot(wr->mad_agent_priv, wr->tid);
+	req->tid = wr->tid;
+	req->key = wr->fc_key;
+	req->done = jiffies;
+	req->used = true;
+}
+
 /**
  * ib_mad_send_late_answer_locked() - a response came after its request
  * @priv: the agent that sent the request
- * @key: where the response came from (ib_mad_fc_recv_key())
+ * @tid: the TID of the response, which matched no outstanding request
  *
- * A response that matches no outstanding request of the agent answers one
- * that was retried and already answered, or one given up: its responder
- * took longer than the request's timeout. Under a load such as every node
- * of a fabric querying the SA at once, each retry sent that early only
- * adds another copy to the responder's queue, and the extra copies delay
- * every answer further until hardly any comes in time. So the agent
- * remembers the destination: each late answer raises its level by one (at
- * most once per IB_MAD_LATE_RAISE_MS, so that the copies of one request
- * count once, up to IB_MAD_FC_BACKOFF_MAX), and each try of a
- * flow-controlled request to it then waits 2^level times its timeout,
- * never past the request's total deadline. An answer to a request sent
- * once, in less than half that wait, lowers the level again
- * (ib_mad_send_late_fast_locked()). A request or a response that is lost
- * leaves no late answer behind, so on a lossy but prompt fabric every try
- * the caller allows is still sent on time.
+ * A response that answers a flow-controlled request of the agent that
+ * finished after a retry or a timeout, within IB_MAD_LATE_ANSWER_MS: its
+ * responder took longer than the request's timeout. Under a load such as
+ * every node of a fabric querying the SA at once, each retry sent that
+ * early only adds another copy to the responder's queue, and the extra
+ * copies delay every answer further until hardly any comes in time. So
+ * the agent remembers the destination it sent that request to: a late
+ * answer raises its level by one (at most once per IB_MAD_LATE_RAISE_MS,
+ * up to IB_MAD_FC_BACKOFF_MAX), and each try of a flow-controlled request
+ * to it then waits 2^level times its timeout, never past the request's
+ * total deadline. An answer to a request sent once, in less than half
+ * that wait, lowers the level again (ib_mad_send_late_fast_locked()). A
+ * request or a response that is lost leaves no late answer behind, so on
+ * a lossy but prompt fabric every try the caller allows is still sent on
+ * time.
+ *
+ * The destination is the one the request went to, never one read from
+ * the response: a directed-route response carries a path its sender
+ * chose, and any source LID can be forged. Each request counts once, so
+ * forged responses can at most repeat what real retries showed, for
+ * requests whose TIDs they guess.
  *
  * Context: agent lock held.
+ * Return: true if it was a late answer (and raised a level or would have
+ * but for the rate limit).
  */
-void ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
-				    u64 key)
+bool ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
+				    __be64 tid)
 {
-	struct ib_mad_late_dest *late = ib_mad_late_slot(priv, key);
-	unsigned int level = ib_mad_late_level_locked(priv, key);
+	struct ib_mad_late_req *req = ib_mad_late_req_slot(priv, tid);
+	struct ib_mad_late_dest *late;
+	unsigned int level;
 
 	lockdep_assert_held(&priv->lock);
+	if (!req->used || req->tid != tid ||
+	    time_after(jiffies, req->done +
+		       msecs_to_jiffies(IB_MAD_LATE_ANSWER_MS)))
+		return false;
+	req->used = false;
+	late = ib_mad_late_slot(priv, req->key);
+	level = ib_mad_late_level_locked(priv, req->key);
 	if (level && time_before(jiffies, late->raised +
 				 msecs_to_jiffies(IB_MAD_LATE_RAISE_MS)))
-		return;
-	late->key = key;
+		return true;
+	late->key = req->key;
 	late->level = min(level + 1, IB_MAD_FC_BACKOFF_MAX);
 	late->raised = jiffies;
 	ib_mad_stat_inc(ib_mad_agent_port(priv), IB_MAD_STAT_FC_LATE);
+	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_send_late_answer_locked);
 

@@ -2948,6 +2948,69 @@ static void mad_test_fc_backoff(struct kunit *test)
 }
 
 /*
+ * A flow-controlled request with @tid, to the same destination as every
+ * request of mad_test_send() (the empty directed route), sent once and
+ * timed out: its answer may still come, late.
+ */
+static void mad_test_send_timed_out(struct kunit *test,
+				    struct mad_test_env *env, u64 tid)
+{
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, tid, 20, 0);
+	int done = env->sends_done;
+
+	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
+	KUNIT_EXPECT_TRUE(test, ib_mad_send_wr(buf)->fc);
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	/* 20 ms, doubled for each late level it may have reached. */
+	msleep(20 << IB_MAD_FC_BACKOFF_MAX >> 2);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->sends_done, done + 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	ib_free_send_mad(buf);
+}
+
+/*
+ * Responses that answer no request of ours that was late, forged with the
+ * agent's TID high bits and the directed route of a real request, do not
+ * make that route late: the destination of a late answer is the one our
+ * request went to, and only a request that was retried or timed out can
+ * have one, once. Before, seven forged GetResps raised the level of the
+ * route they named (and the SM's retries on it stopped being sent in
+ * time) for a minute.
+ */
+static void mad_test_fc_late_forged(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+	struct ib_mad_send_buf *buf = mad_test_send(test, env, 0xa0, 100, 0);
+	struct ib_mad_send_wr_private *wr = ib_mad_send_wr(buf);
+	struct ib_mad_fc_dest dest = {
+		.backlog = LIST_HEAD_INIT(dest.backlog),
+	};
+	int i;
+
+	env->priv->fc_max = 4;
+	wr->fc = true;
+	wr->fc_dest = &dest;
+	wr->fc_key = ib_mad_fc_key(buf->mad, NULL);
+	wr->deadline = jiffies + msecs_to_jiffies(100000);
+	for (i = 0; i < 7; i++) {
+		mad_test_respond(test, env, 0xa1 + i,
+				 IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+		msleep(IB_MAD_LATE_RAISE_MS + 10);
+	}
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_UNMATCHED_RESP), 7);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_LATE), 0);
+	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
+
+	/* A request answered in time leaves nothing to answer late either. */
+	mad_test_respond(test, env, 0xa0, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_LATE), 0);
+	wr->fc = false;
+	wr->fc_dest = NULL;
+	ib_free_send_mad(buf);
+}
+
+/*
  * A destination whose answers come after their requests were retried
  * (responses that match nothing) makes every try to it wait twice as long
  * per late answer, at most one step per IB_MAD_LATE_RAISE_MS and never
@@ -2963,7 +3026,7 @@ static void mad_test_fc_late(struct kunit *test)
 	struct ib_mad_fc_dest dest = {
 		.backlog = LIST_HEAD_INIT(dest.backlog),
 	};
-	unsigned long flags;
+	int done;
 	long waits;
 
 	env->priv->fc_max = 4;
@@ -2973,21 +3036,24 @@ static void mad_test_fc_late(struct kunit *test)
 	wr->deadline = jiffies + msecs_to_jiffies(100000);
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 100);
 
-	spin_lock_irqsave(&env->priv->lock, flags);
-	ib_mad_send_late_answer_locked(env->priv, wr->fc_key);
-	/* Another copy's answer right after it counts as the same one. */
-	ib_mad_send_late_answer_locked(env->priv, wr->fc_key);
-	spin_unlock_irqrestore(&env->priv->lock, flags);
+	/* A request to it times out; its answer comes after all. */
+	mad_test_send_timed_out(test, env, 0x91);
+	mad_test_respond(test, env, 0x91, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_LATE), 1);
+	/* Another copy's answer counts as the same one. */
+	mad_test_respond(test, env, 0x91, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
 	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_LATE), 1);
 	/* The first try waits longer too, not only the retries. */
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 200);
 
-	/* A later late answer, through the receive path: unmatched TID. */
+	/* A later late answer: another request that timed out. */
 	msleep(IB_MAD_LATE_RAISE_MS + 20);
-	mad_test_respond(test, env, 0x91, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
-	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_UNMATCHED_RESP), 1);
+	mad_test_send_timed_out(test, env, 0x93);
+	mad_test_respond(test, env, 0x93, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_UNMATCHED_RESP), 3);
 	KUNIT_EXPECT_EQ(test, mad_test_stat(env, IB_MAD_STAT_FC_LATE), 2);
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 400);
+	done = env->sends_done;
 
 	/* Never past the deadline. */
 	wr->deadline = jiffies + msecs_to_jiffies(300);
@@ -3006,7 +3072,7 @@ static void mad_test_fc_late(struct kunit *test)
 	waits = (long)(ib_mad_send_wr(req)->timeout - jiffies);
 	KUNIT_EXPECT_GT(test, waits, (long)msecs_to_jiffies(300));
 	mad_test_respond(test, env, 0x92, IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
-	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->sends_done, done + 1);
 	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, ib_mad_send_resp_wait_ms(wr), 200);
 
@@ -3819,6 +3885,7 @@ static struct kunit_case mad_core_test_cases[] = {
 	KUNIT_CASE(mad_test_fc_backlog_deadline),
 	KUNIT_CASE(mad_test_fc_backoff),
 	KUNIT_CASE(mad_test_fc_late),
+	KUNIT_CASE(mad_test_fc_late_forged),
 	KUNIT_CASE(mad_test_sa_dup),
 	KUNIT_CASE(mad_test_fc_retries),
 	KUNIT_CASE(mad_test_send_post_unlocked),
