@@ -1069,6 +1069,7 @@ void srpt_init_ch(struct srpt_rdma_ch *ch, struct srpt_port *sport)
 	INIT_LIST_HEAD(&ch->cmd_wait_list);
 	spin_lock_init(&ch->rsp_lock);
 	INIT_LIST_HEAD(&ch->rsp_backlog);
+	INIT_DELAYED_WORK(&ch->rsp_work, srpt_rsp_work);
 	INIT_WORK(&ch->release_work, srpt_release_channel_work);
 	INIT_WORK(&ch->fatal_work, srpt_ch_fatal_work);
 	ch->zw_live_cqe.done = srpt_zerolength_write_done;

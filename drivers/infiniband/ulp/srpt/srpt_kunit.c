@@ -2221,6 +2221,88 @@ static void srpt_test_rsp_backlog_visible(struct kunit *test)
 	h->watch_ch = NULL;
 }
 
+/*
+ * A read's response that finds the send queue full is not handed back to
+ * LIO (whose queue-full work would call again at once, spinning a kworker
+ * while the initiator keeps the queue full): it waits in the backlog, and
+ * responses after it wait behind it, even one that would fit. When
+ * completions make room, the work posts it, then what follows. Before,
+ * srpt_queue_data_in() returned -EAGAIN.
+ */
+static void srpt_test_data_rsp_waits(struct kunit *test)
+{
+	struct srpt_send_ioctx *busy, *rd, *tmf;
+	struct ib_wc wc = { .status = IB_WC_SUCCESS };
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	atomic_set(&ch->req_lim_delta, 0);
+	atomic_set(&ch->sq_wr_avail, 1);
+	busy = fake_rsp_ioctx(test, ch);
+	srpt_send_local_tmf_rsp(ch, busy, SRPT_TMF_COMPLETE, 60);
+	KUNIT_ASSERT_EQ(test, h->sends, 1);
+
+	rd = fake_status_ioctx(test, ch, 61);
+	rd->cmd.data_direction = DMA_FROM_DEVICE;
+	rd->n_rdma = 2;
+	KUNIT_EXPECT_EQ(test, srpt_queue_data_rsp(&rd->cmd), 0);
+	KUNIT_EXPECT_EQ(test, h->sends, 1);
+	KUNIT_EXPECT_EQ(test, rd->state, SRPT_STATE_NEW);
+	KUNIT_EXPECT_TRUE(test, list_is_singular(&ch->rsp_backlog));
+
+	tmf = fake_rsp_ioctx(test, ch);
+	srpt_send_local_tmf_rsp(ch, tmf, SRPT_TMF_COMPLETE, 62);
+
+	/* One slot back: not enough for the read, and the TMF waits behind. */
+	wc.wr_cqe = &busy->ioctx.cqe;
+	wc.qp = &h->qp;
+	srpt_send_done(NULL, &wc);
+	flush_delayed_work(&ch->rsp_work);
+	KUNIT_EXPECT_EQ(test, h->sends, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 1);
+	KUNIT_EXPECT_PTR_EQ(test, list_first_entry_or_null(&ch->rsp_backlog,
+							   struct srpt_send_ioctx,
+							   rsp_entry), rd);
+
+	/* Three more, as completions give them: the read, then the TMF. */
+	atomic_add(3, &ch->sq_wr_avail);
+	srpt_post_rsp_backlog(ch);
+	flush_delayed_work(&ch->rsp_work);
+	KUNIT_EXPECT_EQ(test, h->sends, 3);
+	KUNIT_EXPECT_EQ(test, rd->state, SRPT_STATE_CMD_RSP_SENT);
+	KUNIT_EXPECT_EQ(test, tmf->state, SRPT_STATE_MGMT_RSP_SENT);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->sq_wr_avail), 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&ch->rsp_backlog));
+	srpt_close_rsp_backlog(ch);
+}
+
+/*
+ * A read's response waiting when the channel is released is dropped, its
+ * command ended (its reference put) and its credit kept for the next
+ * response.
+ */
+static void srpt_test_data_rsp_released(struct kunit *test)
+{
+	struct srpt_send_ioctx *rd;
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+
+	ch = fake_ch(test, &h);
+	atomic_set(&ch->req_lim_delta, 0);
+	atomic_set(&ch->sq_wr_avail, 0);
+	rd = fake_status_ioctx(test, ch, 71);
+	rd->cmd.data_direction = DMA_FROM_DEVICE;
+	rd->n_rdma = 1;
+	KUNIT_EXPECT_EQ(test, srpt_queue_data_rsp(&rd->cmd), 0);
+	KUNIT_EXPECT_EQ(test, kref_read(&rd->cmd.cmd_kref), 2);
+	srpt_close_rsp_backlog(ch);
+	KUNIT_EXPECT_EQ(test, rd->state, SRPT_STATE_DONE);
+	KUNIT_EXPECT_EQ(test, kref_read(&rd->cmd.cmd_kref), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ch->req_lim_delta), 1);
+	KUNIT_EXPECT_EQ(test, h->sends, 0);
+}
+
 static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_desc_tbl, desc_gen_params),
 	KUNIT_CASE_PARAM(srpt_test_iu_opcode, iu_gen_params),
@@ -2262,6 +2344,8 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE(srpt_test_rsp_backlog),
 	KUNIT_CASE(srpt_test_rsp_backlog_order),
 	KUNIT_CASE(srpt_test_rsp_backlog_visible),
+	KUNIT_CASE(srpt_test_data_rsp_waits),
+	KUNIT_CASE(srpt_test_data_rsp_released),
 	{}
 };
 

@@ -87,12 +87,13 @@ static int srpt_init_nodeacl(struct se_node_acl *se_nacl, const char *name)
 }
 
 /*
- * -EAGAIN when the send queue is full: LIO then queues the command on its
- * device's queue-full list and calls here again from its work.
+ * A read's response that finds the send queue full waits in the channel's
+ * backlog: handed back with -EAGAIN, LIO's queue-full work would call here
+ * again at once, for as long as the initiator leaves the queue full.
  */
 static int srpt_queue_data_in(struct se_cmd *cmd)
 {
-	return srpt_queue_response(cmd);
+	return srpt_queue_data_rsp(cmd);
 }
 
 /* LIO has no retry for TMF responses: one that does not fit waits. */

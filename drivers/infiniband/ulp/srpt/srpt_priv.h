@@ -238,6 +238,9 @@ struct srpt_rw_ctx {
  * @local: the response was built by ib_srpt, LIO never saw the request.
  * @rsp_len: length of the response built in @ioctx while it waits in
  *	srpt_rdma_ch.rsp_backlog.
+ * @rsp_data: the response waiting in srpt_rdma_ch.rsp_backlog is a read's,
+ *	with the RDMA WRITEs of its data: srpt_rsp_work() builds and posts
+ *	it, in process context.
  * @rsp_entry: entry in srpt_rdma_ch.rsp_backlog.
  * @sense_data: sense buffer handed to LIO.
  * @cmd: LIO command.
@@ -259,6 +262,7 @@ struct srpt_send_ioctx {
 	u32			charged;
 	bool			queue_status_only;
 	bool			local;
+	bool			rsp_data;
 	u32			rsp_len;
 	struct list_head	rsp_entry;
 	u8			sense_data[TRANSPORT_SENSE_BUFFER];
@@ -317,11 +321,14 @@ enum srpt_ch_state {
  * @list: entry in srpt_nexus.ch_list, protected by srpt_port.mutex.
  * @cmd_wait_list: IUs received before the channel went live or while no send
  *	context was free. Only touched from the channel's CQ context.
- * @rsp_lock: protects @rsp_backlog and @rsp_backlog_closed, and orders the
- *	posts of the responses taken off @rsp_backlog.
- * @rsp_backlog: status-only and TMF responses that found the send queue
- *	full; posted, in order, as completions free slots
- *	(srpt_post_rsp_backlog()).
+ * @rsp_lock: protects @rsp_backlog, @rsp_busy and @rsp_backlog_closed, and
+ *	orders the posts of the responses taken off @rsp_backlog.
+ * @rsp_backlog: responses that found the send queue full, or others
+ *	waiting; posted, in order, as completions free slots
+ *	(srpt_post_rsp_backlog(), and srpt_rsp_work() for reads).
+ * @rsp_busy: srpt_rsp_work() has the head of @rsp_backlog off the list
+ *	while it tries to post it: the backlog is not empty.
+ * @rsp_work: posts the read responses of @rsp_backlog, in process context.
  * @rsp_backlog_closed: set by the release work once the send queue is
  *	drained: no completion will come to post a response any more, so
  *	one that finds no room is dropped.
@@ -384,9 +391,12 @@ struct srpt_rdma_ch {
 	struct srpt_recv_ioctx	**ioctx_recv_ring;
 	struct list_head	list;
 	struct list_head	cmd_wait_list;
-	spinlock_t		rsp_lock;	/* protects @rsp_backlog, @rsp_backlog_closed */
+	/* protects @rsp_backlog, @rsp_busy, @rsp_backlog_closed */
+	spinlock_t		rsp_lock;
 	struct list_head	rsp_backlog;
+	bool			rsp_busy;
 	bool			rsp_backlog_closed;
+	struct delayed_work	rsp_work;
 	u16			pkey;
 	struct se_session	*sess;
 	const struct se_node_acl *nacl;
@@ -697,6 +707,8 @@ bool srpt_test_and_set_cmd_state(struct srpt_send_ioctx *ioctx,
 int srpt_write_pending(struct se_cmd *se_cmd);
 int srpt_send_response(struct se_cmd *cmd, bool may_wait);
 int srpt_queue_response(struct se_cmd *cmd);
+int srpt_queue_data_rsp(struct se_cmd *cmd);
+void srpt_rsp_work(struct work_struct *work);
 void srpt_drop_rsp(struct srpt_send_ioctx *ioctx, int err);
 void srpt_post_rsp_backlog(struct srpt_rdma_ch *ch);
 void srpt_close_rsp_backlog(struct srpt_rdma_ch *ch);

@@ -7,9 +7,11 @@
  * Send queue slots are accounted in srpt_rdma_ch.sq_wr_avail: a command
  * reserves one slot for its SRP_RSP plus the work requests of its data
  * transfer before posting, and gets them back on completion.  A response
- * that finds too few slots is tried again: a read's by LIO (queue_data_in
- * returns -EAGAIN), a status-only or TMF response, which LIO does not
- * retry, from srpt_rdma_ch.rsp_backlog when a completion gives slots back.
+ * that finds too few slots, or other responses waiting, waits in
+ * srpt_rdma_ch.rsp_backlog and is posted, in order, when completions give
+ * slots back: status-only and TMF responses from the completion itself, a
+ * read's (whose RDMA WRITEs are built in process context) from
+ * srpt_rsp_work().  Nothing spins while the queue stays full.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -29,12 +31,14 @@
  * srpt_post_in_slots() that srpt_defer_rsp() makes after it queued a
  * response: either that take sees these slots, or this sees the response.
  */
+static bool srpt_rsp_backlogged(struct srpt_rdma_ch *ch);
+
 static void srpt_return_slots(struct srpt_rdma_ch *ch, u32 n)
 {
 	atomic_add(n, &ch->sq_wr_avail);
 	/* The slots before the look at the backlog, see above. */
 	smp_mb__after_atomic();
-	if (unlikely(!list_empty(&ch->rsp_backlog)))
+	if (srpt_rsp_backlogged(ch))
 		srpt_post_rsp_backlog(ch);
 }
 
@@ -297,23 +301,27 @@ static void srpt_end_unsent_rsp(struct srpt_send_ioctx *ioctx, int err)
  */
 static bool srpt_rsp_backlogged(struct srpt_rdma_ch *ch)
 {
-	return unlikely(!list_empty_careful(&ch->rsp_backlog));
+	return unlikely(!list_empty_careful(&ch->rsp_backlog) ||
+			READ_ONCE(ch->rsp_busy));
 }
 
 /*
- * Queue the response built in @ioctx (@len bytes), which found the send
- * queue full or others waiting, on the channel's backlog; the command is already in the state
- * its response puts it in. Returns false when the channel is being
+ * Queue the response of @ioctx, which found the send queue full or others
+ * waiting, on the channel's backlog: built in its buffer (@len bytes), the
+ * command already in the state its response puts it in; or, @data, a
+ * read's, to be built and sent by srpt_rsp_work(), the command as it was.
+ * Returns false when the channel is being
  * released: the caller drops the response. Once this returns true the
  * response may have been posted, and completed, already.
  */
-static bool srpt_defer_rsp(struct srpt_send_ioctx *ioctx, int len)
+static bool srpt_defer_rsp(struct srpt_send_ioctx *ioctx, int len, bool data)
 {
 	struct srpt_rdma_ch *ch = ioctx->ch;
 	unsigned long flags;
 	bool queued;
 
 	ioctx->rsp_len = len;
+	ioctx->rsp_data = data;
 	spin_lock_irqsave(&ch->rsp_lock, flags);
 	queued = !ch->rsp_backlog_closed;
 	if (queued)
@@ -331,7 +339,8 @@ static bool srpt_defer_rsp(struct srpt_send_ioctx *ioctx, int len)
  *
  * In the order they came, as long as there is room; each takes the credits
  * due at the moment it is posted. One that cannot be posted for another
- * reason than room is dropped.
+ * reason than room is dropped. A read's response, and whatever waits
+ * behind it, is left to srpt_rsp_work().
  *
  * Context: any context.
  */
@@ -345,8 +354,18 @@ void srpt_post_rsp_backlog(struct srpt_rdma_ch *ch)
 	int ret, err = 0;
 
 	spin_lock_irqsave(&ch->rsp_lock, flags);
+	if (ch->rsp_busy && !ch->rsp_backlog_closed)
+		queue_delayed_work(system_wq, &ch->rsp_work, 0);
 	list_for_each_entry_safe(ioctx, next, &ch->rsp_backlog, rsp_entry) {
 		struct srp_rsp *rsp = ioctx->ioctx.buf;
+
+		if (ch->rsp_busy)
+			break;		/* behind the head the work has */
+		if (ioctx->rsp_data) {
+			if (!ch->rsp_backlog_closed)
+				queue_delayed_work(system_wq, &ch->rsp_work, 0);
+			break;
+		}
 
 		/*
 		 * It stays on the list while it is tried: a completion that
@@ -392,11 +411,20 @@ void srpt_close_rsp_backlog(struct srpt_rdma_ch *ch)
 
 	spin_lock_irq(&ch->rsp_lock);
 	ch->rsp_backlog_closed = true;
+	spin_unlock_irq(&ch->rsp_lock);
+	/* A read's response it is trying goes back on the list, or out. */
+	cancel_delayed_work_sync(&ch->rsp_work);
+	spin_lock_irq(&ch->rsp_lock);
 	list_splice_init(&ch->rsp_backlog, &waiting);
 	spin_unlock_irq(&ch->rsp_lock);
 
-	list_for_each_entry_safe(ioctx, next, &waiting, rsp_entry)
-		srpt_end_unsent_rsp(ioctx, -ESHUTDOWN);
+	list_for_each_entry_safe(ioctx, next, &waiting, rsp_entry) {
+		list_del(&ioctx->rsp_entry);
+		if (ioctx->rsp_data)
+			srpt_drop_rsp(ioctx, -ESHUTDOWN);
+		else
+			srpt_end_unsent_rsp(ioctx, -ESHUTDOWN);
+	}
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_close_rsp_backlog);
 
@@ -425,7 +453,7 @@ void srpt_send_local_tmf_rsp(struct srpt_rdma_ch *ch,
 	len = srpt_build_tskmgmt_rsp(ch, ioctx, code, tag);
 	ret = srpt_rsp_backlogged(ch) ? -EAGAIN :
 	      srpt_post_rsp(ch, ioctx, &send, &send, &sge, len);
-	if (!ret || (ret == -EAGAIN && srpt_defer_rsp(ioctx, len)))
+	if (!ret || (ret == -EAGAIN && srpt_defer_rsp(ioctx, len, false)))
 		return;
 	srpt_end_unsent_rsp(ioctx, ret);
 }
@@ -637,7 +665,7 @@ int srpt_send_response(struct se_cmd *cmd, bool may_wait)
 		return 0;
 	/* Only a response without RDMA WRITEs was built to wait as it is. */
 	if (ret == -EAGAIN && may_wait && first == &send &&
-	    srpt_defer_rsp(ioctx, len))
+	    srpt_defer_rsp(ioctx, len, false))
 		return 0;
 	ioctx->state = was;
 	/* LIO's queue-full work retries both. */
@@ -663,6 +691,83 @@ int srpt_queue_response(struct se_cmd *cmd)
 	return srpt_send_response(cmd, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(srpt_queue_response);
+
+/**
+ * srpt_queue_data_rsp - send a read's data and response, or have it wait
+ * @cmd: the command.
+ *
+ * The queue_data_in callback. A response that finds the send queue full,
+ * or other responses waiting, goes on the channel's backlog, behind them,
+ * and srpt_rsp_work() sends it when completions make room: LIO's own
+ * queue-full handling, which -EAGAIN would start, calls again at once and
+ * spins a kworker for as long as the initiator keeps the queue full (it
+ * stops posting receives, with an RNR retry count of 7, for ever).
+ *
+ * Context: LIO callback (process context).
+ * Return: 0, or -ENOMEM for LIO to try again.
+ */
+int srpt_queue_data_rsp(struct se_cmd *cmd)
+{
+	struct srpt_send_ioctx *ioctx =
+		container_of(cmd, struct srpt_send_ioctx, cmd);
+	int ret;
+
+	ret = srpt_rsp_backlogged(ioctx->ch) ? -EAGAIN :
+	      srpt_send_response(cmd, false);
+	if (ret != -EAGAIN)
+		return ret;
+	if (!srpt_defer_rsp(ioctx, 0, true))
+		srpt_drop_rsp(ioctx, -ESHUTDOWN);	/* being released */
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_queue_data_rsp);
+
+/**
+ * srpt_rsp_work - send the read response at the head of the backlog
+ * @work: srpt_rdma_ch.rsp_work.
+ *
+ * The head is off the list while it is tried (building its RDMA WRITEs
+ * may sleep), with srpt_rdma_ch.rsp_busy set so that the backlog does not
+ * look empty: a completion returning slots meanwhile queues this work
+ * again. A response that still does not fit goes back to the head and
+ * waits for the next completion; on -ENOMEM it is tried again shortly.
+ * Then the responses behind it follow (srpt_post_rsp_backlog()).
+ *
+ * Context: process context (system workqueue).
+ */
+void srpt_rsp_work(struct work_struct *work)
+{
+	struct srpt_rdma_ch *ch = container_of(to_delayed_work(work),
+					       struct srpt_rdma_ch, rsp_work);
+	struct srpt_send_ioctx *ioctx;
+	int ret;
+
+	spin_lock_irq(&ch->rsp_lock);
+	ioctx = list_first_entry_or_null(&ch->rsp_backlog,
+					 struct srpt_send_ioctx, rsp_entry);
+	if (ch->rsp_backlog_closed || !ioctx || !ioctx->rsp_data) {
+		spin_unlock_irq(&ch->rsp_lock);
+		if (ioctx)
+			srpt_post_rsp_backlog(ch);
+		return;
+	}
+	list_del(&ioctx->rsp_entry);
+	ch->rsp_busy = true;
+	spin_unlock_irq(&ch->rsp_lock);
+
+	ret = srpt_send_response(&ioctx->cmd, false);
+
+	spin_lock_irq(&ch->rsp_lock);
+	ch->rsp_busy = false;
+	if (ret)
+		list_add(&ioctx->rsp_entry, &ch->rsp_backlog);
+	spin_unlock_irq(&ch->rsp_lock);
+	if (ret == -ENOMEM)
+		queue_delayed_work(system_wq, &ch->rsp_work, HZ / 50);
+	else if (!ret)
+		srpt_post_rsp_backlog(ch);
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_rsp_work);
 
 /**
  * srpt_drop_rsp - end a command whose response cannot be sent
