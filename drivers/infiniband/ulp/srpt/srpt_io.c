@@ -313,7 +313,7 @@ void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx)
 /**
  * srpt_ch_charge_data - take data buffer bytes from a channel's budget
  * @ch: the channel.
- * @len: bytes a command's data buffers take.
+ * @len: bytes a command's data buffers pin (srpt_data_cost()).
  *
  * Without a budget, an initiator's credits times the largest transfer
  * (128 times 16 MiB, even for control CDBs whose buffers are zeroed
@@ -323,8 +323,10 @@ void srpt_free_rw_ctxs(struct srpt_rdma_ch *ch, struct srpt_send_ioctx *ioctx)
  * Return: true if @len fits in %SRPT_CH_DATA_BUDGET with what the channel's
  * commands hold already (then charged), false if not.
  */
-VISIBLE_IF_KUNIT bool srpt_ch_charge_data(struct srpt_rdma_ch *ch, u32 len)
+VISIBLE_IF_KUNIT bool srpt_ch_charge_data(struct srpt_rdma_ch *ch, u64 len)
 {
+	if (len > SRPT_CH_DATA_BUDGET)
+		return false;
 	if (atomic_add_return(len, &ch->data_bytes) <= SRPT_CH_DATA_BUDGET)
 		return true;
 	atomic_sub(len, &ch->data_bytes);
@@ -447,6 +449,35 @@ static u32 srpt_bufs_for(const struct srpt_desc_info *info, u32 len)
 	return len ? 0 : n;
 }
 
+/**
+ * srpt_data_cost - what a command's local buffers for its data pin
+ * @info: the parsed data descriptors of its SRP_CMD.
+ * @len: the bytes it moves (the first @len of the descriptors').
+ *
+ * Each remote buffer the transfer reaches gets whole pages of its own, and
+ * a command reaching more than one an array of rdma_rw contexts (one is
+ * part of the command's context): a one-block READ spread over 255
+ * two-byte descriptors pins 255 pages and 255 contexts, not 512 bytes.
+ *
+ * Context: any context.
+ * Return: the bytes to charge to the channel's data budget.
+ */
+VISIBLE_IF_KUNIT u64 srpt_data_cost(const struct srpt_desc_info *info, u32 len)
+{
+	u64 cost = 0;
+	u32 n, part;
+
+	for (n = 0; len && n < info->n_desc; n++) {
+		part = min(len, be32_to_cpu(info->descs[n].len));
+		cost += PAGE_ALIGN((u64)part);
+		len -= part;
+	}
+	if (n > 1)
+		cost += (u64)n * sizeof(struct srpt_rw_ctx);
+	return cost;
+}
+EXPORT_SYMBOL_IF_KUNIT(srpt_data_cost);
+
 /*
  * Give @ctx pages for @len bytes of remote buffer @db and an rdma_rw
  * context moving them; @spare asks for the entry that links the list to
@@ -540,7 +571,8 @@ static struct scatterlist *srpt_join_sgls(struct srpt_send_ioctx *ioctx,
  * commands that are not READ or WRITE of the medium are zeroed, as LIO
  * does for the buffers it allocates, so that a response shorter than
  * data_length sends zeroes rather than old memory. A command whose buffers
- * would take the channel past its budget (srpt_ch_charge_data()) is
+ * would take the channel past its budget (srpt_ch_charge_data(), what they
+ * pin: srpt_data_cost()) is
  * answered BUSY, as one that gets no memory. A transfer needing more
  * work requests than the channel's send queue holds is refused. The list
  * is then handed to LIO the way target_submit_prep() records a fabric's
@@ -553,6 +585,7 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 				    const struct srpt_desc_info *info)
 {
 	struct se_cmd *cmd = &ioctx->cmd;
+	u64 cost;
 	int ret;
 
 	if (info->fmt != SRP_DATA_DESC_DIRECT &&
@@ -566,9 +599,10 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 	if (WARN_ON_ONCE(cmd->data_length > info->data_len))
 		return TCM_INVALID_FIELD_IN_COMMAND_IU;
 
-	if (!srpt_ch_charge_data(ioctx->ch, cmd->data_length)) {
-		pr_debug("%s: tag %#llx: %u bytes would exceed the channel's budget\n",
-			 ioctx->ch->sess_name, cmd->tag, cmd->data_length);
+	cost = srpt_data_cost(info, cmd->data_length);
+	if (!srpt_ch_charge_data(ioctx->ch, cost)) {
+		pr_debug("%s: tag %#llx: %u bytes in buffers of %llu would exceed the channel's budget\n",
+			 ioctx->ch->sess_name, cmd->tag, cmd->data_length, cost);
 		return TCM_LUN_BUSY;
 	}
 	ret = srpt_setup_rw(ioctx, info, cmd->data_length,
@@ -576,11 +610,11 @@ static sense_reason_t srpt_map_data(struct srpt_send_ioctx *ioctx,
 	if (ret) {
 		pr_debug("%s: tag %#llx: no buffers for %u bytes (%d)\n",
 			 ioctx->ch->sess_name, cmd->tag, cmd->data_length, ret);
-		atomic_sub(cmd->data_length, &ioctx->ch->data_bytes);
+		atomic_sub(cost, &ioctx->ch->data_bytes);
 		return TCM_LUN_BUSY;
 	}
 	/* Given back by srpt_free_rw_ctxs(). */
-	ioctx->charged = cmd->data_length;
+	ioctx->charged = cost;
 	/*
 	 * Its work requests and the response must fit in the send queue at
 	 * once, or posting them would fail on every retry.

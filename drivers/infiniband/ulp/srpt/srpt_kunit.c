@@ -1928,6 +1928,49 @@ static void srpt_test_data_budget(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, srpt_ch_charge_data(ch, 4096));
 }
 
+/*
+ * A command is charged what its buffers pin, not the bytes it moves: each
+ * remote buffer it reaches gets whole pages, and more than one an array of
+ * contexts. 255 two-byte descriptors of a one-block READ cost 255 pages;
+ * one 1 MiB buffer costs 1 MiB; descriptors past the command's length
+ * cost nothing. Before, both were charged their data length (512 bytes):
+ * about 131,000 such READs fitted in the budget where 64 MiB of pages
+ * allow some 60.
+ */
+static void srpt_test_data_cost(struct kunit *test)
+{
+	struct srp_direct_buf *descs;
+	struct srpt_desc_info info = { .dir = DMA_FROM_DEVICE, .n_desc = 255 };
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+	u64 cost;
+	u32 i, fits = 0;
+
+	descs = kunit_kcalloc(test, 255, sizeof(*descs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, descs);
+	for (i = 0; i < 255; i++)
+		descs[i].len = cpu_to_be32(2);
+	info.descs = descs;
+	info.data_len = 510;
+	cost = srpt_data_cost(&info, 510);
+	KUNIT_EXPECT_EQ(test, cost,
+			255 * (PAGE_SIZE + sizeof(struct srpt_rw_ctx)));
+	/* The first three buffers reach 6 bytes. */
+	KUNIT_EXPECT_EQ(test, srpt_data_cost(&info, 6),
+			3 * (PAGE_SIZE + sizeof(struct srpt_rw_ctx)));
+
+	descs[0].len = cpu_to_be32(SZ_1M);
+	info.n_desc = 1;
+	KUNIT_EXPECT_EQ(test, srpt_data_cost(&info, SZ_1M), SZ_1M);
+	KUNIT_EXPECT_EQ(test, srpt_data_cost(&info, 1), PAGE_SIZE);
+
+	ch = fake_ch(test, &h);
+	while (srpt_ch_charge_data(ch, cost) && fits < 100000)
+		fits++;
+	KUNIT_EXPECT_EQ(test, fits, SRPT_CH_DATA_BUDGET / cost);
+	KUNIT_EXPECT_LT(test, fits, 70);
+}
+
 /* ------------------------------------------------------------------ */
 /* Command contexts and send queue slots                               */
 /* ------------------------------------------------------------------ */
@@ -2338,6 +2381,7 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE_PARAM(srpt_test_cq_need, cq_gen_params),
 	KUNIT_CASE(srpt_test_nexus),
 	KUNIT_CASE(srpt_test_data_budget),
+	KUNIT_CASE(srpt_test_data_cost),
 	KUNIT_CASE(srpt_test_get_send_ioctx),
 	KUNIT_CASE(srpt_test_write_pending_slots),
 	KUNIT_CASE(srpt_test_queue_response_slots),

@@ -233,7 +233,8 @@ struct srpt_rw_ctx {
  * @n_rw_ctx: entries in @rw_ctxs.
  * @n_rdma: work requests the data transfer needs.
  * @rw_len: bytes the work requests of @rw_ctxs move.
- * @charged: bytes of data buffers charged to the channel's budget.
+ * @charged: bytes its data buffers pin, charged to the channel's budget
+ *	(srpt_data_cost()).
  * @queue_status_only: send status without the data of a read.
  * @local: the response was built by ib_srpt, LIO never saw the request.
  * @rsp_len: length of the response built in @ioctx while it waits in
@@ -748,7 +749,8 @@ int srpt_send_cm_drep(struct srpt_rdma_ch *ch);
 bool srpt_dir_fits_cdb(const u8 *cdb, enum dma_data_direction dir);
 u8 srpt_rd_atomic_depth(u8 offered, int dev_max);
 void srpt_port_enable_dm(struct srpt_port *sport);
-bool srpt_ch_charge_data(struct srpt_rdma_ch *ch, u32 len);
+bool srpt_ch_charge_data(struct srpt_rdma_ch *ch, u64 len);
+u64 srpt_data_cost(const struct srpt_desc_info *info, u32 len);
 u32 srpt_ch_cq_need(u32 cq_size, const struct ib_qp_cap *cap, u32 rq_size,
 		    bool use_srq);
 struct srpt_send_ioctx *srpt_get_send_ioctx(struct srpt_rdma_ch *ch);
