@@ -327,6 +327,40 @@ static void srpt_ch_fatal_work(struct work_struct *w)
 	srpt_put_ch(ch);
 }
 
+static void srpt_ch_close_work(struct work_struct *w)
+{
+	struct srpt_rdma_ch *ch = container_of(to_delayed_work(w),
+					       struct srpt_rdma_ch, close_work);
+
+	if (READ_ONCE(ch->state) == CH_DISCONNECTING) {
+		pr_info("%s: channel %u: no answer to its DREQ in %d s, closing it\n",
+			ch->sess_name, ch->id, SRPT_CLOSE_WAIT_SECS);
+		srpt_close_ch(ch);
+	}
+	srpt_put_ch(ch);
+}
+
+/**
+ * srpt_ch_close_later - close a disconnecting channel if its DREQ goes
+ *	unanswered
+ * @ch: the channel, DREQ sent.
+ *
+ * For a channel the initiator replaced by logging in again: it is alive,
+ * and needs the old channel no more. Without this the channel would last
+ * as long as the CM repeats the DREQ, which the initiator's REQ sets (up
+ * to about 37 hours), holding its QP, CQ and rings. The work holds a
+ * channel reference; the release work cancels it.
+ *
+ * Context: any context.
+ */
+void srpt_ch_close_later(struct srpt_rdma_ch *ch)
+{
+	kref_get(&ch->kref);
+	if (!queue_delayed_work(srpt_wq, &ch->close_work,
+				SRPT_CLOSE_WAIT_SECS * HZ))
+		srpt_put_ch(ch);
+}
+
 /**
  * srpt_ch_fatal - close a channel whose QP can no longer be used
  * @ch: the channel.
@@ -891,35 +925,44 @@ void srpt_close_tpg_channels(struct srpt_port *sport, struct srpt_tpg *stpg)
  * @sport: the port.
  * @i_port_id: initiator port id.
  * @t_port_id: target port id.
+ * @src: the initiator logging in (srpt_login.src_name).
  * @new: a zeroed nexus, added when the pair has none yet; the caller
  *	frees it unless it is returned.
  *
- * A port keeps at most %SRPT_MAX_NEXUS nexuses: without a bound, logins
- * with ever new initiator port ids would fill memory.
+ * A port keeps at most %SRPT_MAX_NEXUS nexuses, and at most
+ * %SRPT_MAX_NEXUS_PER_SRC of one initiator: without the first bound,
+ * logins with ever new initiator port ids would fill memory; without the
+ * second, one initiator doing so would lock every other out.
  *
  * Context: process context; caller holds @sport->mutex.
  * Return: the nexus (freed with its last channel by srpt_unlink_ch()),
- * or ERR_PTR(-EBUSY) when a new one would exceed the bound.
+ * ERR_PTR(-EBUSY) when a new one would exceed the port's bound, or
+ * ERR_PTR(-EUSERS) when it would exceed the initiator's.
  */
 struct srpt_nexus *srpt_get_nexus(struct srpt_port *sport,
 				  const u8 i_port_id[16],
-				  const u8 t_port_id[16],
+				  const u8 t_port_id[16], const char *src,
 				  struct srpt_nexus *new)
 	__must_hold(&sport->mutex)
 {
 	struct srpt_nexus *nexus;
+	unsigned int of_src = 0;
 
 	lockdep_assert_held(&sport->mutex);
 	list_for_each_entry(nexus, &sport->nexus_list, entry) {
 		if (!memcmp(nexus->i_port_id, i_port_id, 16) &&
 		    !memcmp(nexus->t_port_id, t_port_id, 16))
 			return nexus;
+		of_src += !strcmp(nexus->src, src);
 	}
 	if (sport->nr_nexus >= SRPT_MAX_NEXUS)
 		return ERR_PTR(-EBUSY);
+	if (of_src >= SRPT_MAX_NEXUS_PER_SRC)
+		return ERR_PTR(-EUSERS);
 	INIT_LIST_HEAD(&new->ch_list);
 	memcpy(new->i_port_id, i_port_id, 16);
 	memcpy(new->t_port_id, t_port_id, 16);
+	strscpy(new->src, src, sizeof(new->src));
 	list_add_tail(&new->entry, &sport->nexus_list);
 	sport->nr_nexus++;
 	return new;
@@ -1013,6 +1056,8 @@ static void srpt_release_channel_work(struct work_struct *w)
 
 	if (cancel_work_sync(&ch->fatal_work))
 		srpt_put_ch(ch);
+	if (cancel_delayed_work_sync(&ch->close_work))
+		srpt_put_ch(ch);
 	/* A channel closed during its login may still be getting a session. */
 	wait_for_completion(&ch->login_done);
 	srpt_drain_recv(ch);
@@ -1072,6 +1117,7 @@ void srpt_init_ch(struct srpt_rdma_ch *ch, struct srpt_port *sport)
 	INIT_DELAYED_WORK(&ch->rsp_work, srpt_rsp_work);
 	INIT_WORK(&ch->release_work, srpt_release_channel_work);
 	INIT_WORK(&ch->fatal_work, srpt_ch_fatal_work);
+	INIT_DELAYED_WORK(&ch->close_work, srpt_ch_close_work);
 	ch->zw_live_cqe.done = srpt_zerolength_write_done;
 	ch->zw_drain_cqe.done = srpt_drain_done;
 }

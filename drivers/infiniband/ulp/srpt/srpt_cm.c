@@ -456,28 +456,34 @@ static u32 srpt_ch_start_session(struct srpt_rdma_ch *ch,
 	return 0;
 }
 
-/* Whether @nexus has all the channels a multi-channel login may add to. */
-static bool srpt_nexus_full(struct srpt_port *sport, struct srpt_nexus *nexus)
+/*
+ * Whether @nexus takes no more channels: %SRPT_MAX_CH_PER_NEXUS not being
+ * closed for a multi-channel login, %SRPT_MAX_CH_HELD in all (those being
+ * closed too) for any login.
+ */
+static bool srpt_nexus_full(struct srpt_port *sport, struct srpt_nexus *nexus,
+			    bool single)
 {
+	unsigned int open = 0, held = 0;
 	struct srpt_rdma_ch *ch;
-	unsigned int open = 0;
 
 	lockdep_assert_held(&sport->mutex);
 	list_for_each_entry(ch, &nexus->ch_list, list) {
-		if (READ_ONCE(ch->state) < CH_DISCONNECTING &&
-		    ++open >= SRPT_MAX_CH_PER_NEXUS)
-			return true;
+		held++;
+		open += READ_ONCE(ch->state) < CH_DISCONNECTING;
 	}
-	return false;
+	return held >= SRPT_MAX_CH_HELD ||
+	       (!single && open >= SRPT_MAX_CH_PER_NEXUS);
 }
 
 /*
  * Link @ch into the nexus of its initiator and target port ids, made if
  * need be, applying the MULTI-CHANNEL ACTION. Returns 0, -ESHUTDOWN if the
  * TPG was disabled or the port started going away since the TPG was
- * chosen, -ENOMEM, -EBUSY when the port has all the nexuses it keeps, or
- * -EMLINK when a multi-channel login finds the nexus with all its
- * channels (a single-channel login closes them).
+ * chosen, -ENOMEM, -EBUSY when the port has all the nexuses it keeps,
+ * -EUSERS when the initiator has all it may have there, or -EMLINK when
+ * the nexus takes no more channels (srpt_nexus_full(); a single-channel
+ * login closes the others, each within %SRPT_CLOSE_WAIT_SECS).
  */
 static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 			struct srp_login_rsp *rsp)
@@ -498,7 +504,7 @@ static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 		goto unlock;
 	}
 	nexus = srpt_get_nexus(sport, lg->req->initiator_port_id,
-			       lg->req->target_port_id, new);
+			       lg->req->target_port_id, lg->src_name, new);
 	if (IS_ERR(nexus)) {
 		ret = PTR_ERR(nexus);
 		goto unlock;
@@ -506,7 +512,7 @@ static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 	if (nexus == new)
 		new = NULL;
 	single = (lg->req->req_flags & SRPT_MCA_MASK) == SRP_MULTICHAN_SINGLE;
-	if (!single && srpt_nexus_full(sport, nexus)) {
+	if (srpt_nexus_full(sport, nexus, single)) {
 		ret = -EMLINK;
 		goto unlock;
 	}
@@ -515,6 +521,7 @@ static int srpt_ch_link(struct srpt_rdma_ch *ch, struct srpt_login *lg,
 		list_for_each_entry(other, &nexus->ch_list, list) {
 			if (!srpt_disconnect_ch(other))
 				continue;
+			srpt_ch_close_later(other);
 			pr_info_ratelimited("%s: channel %u closed by a single-channel login\n",
 					    other->sess_name, other->id);
 			rsp->rsp_flags |= SRP_LOGIN_RSP_MULTICHAN_TERMINATED;
@@ -543,10 +550,14 @@ static u32 srpt_ch_link_fail(struct srpt_login *lg, int err)
 		return srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
 				       "the port has %d I_T nexuses, the most it keeps",
 				       SRPT_MAX_NEXUS);
+	case -EUSERS:
+		return srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
+				       "the initiator has %d I_T nexuses on the port, the most one may have",
+				       SRPT_MAX_NEXUS_PER_SRC);
 	case -EMLINK:
 		return srpt_login_fail(lg, SRP_LOGIN_REJ_CHANNEL_LIMIT_REACHED,
-				       "the I_T nexus has %d channels, the most it takes",
-				       SRPT_MAX_CH_PER_NEXUS);
+				       "the I_T nexus has %d channels open or %d in all, the most it takes",
+				       SRPT_MAX_CH_PER_NEXUS, SRPT_MAX_CH_HELD);
 	default:
 		return srpt_login_fail(lg, SRP_LOGIN_REJ_INSUFFICIENT_RESOURCES,
 				       "out of memory for the I_T nexus");

@@ -1848,8 +1848,10 @@ static void fake_nexus_free(void *data)
 	}
 }
 
-static struct srpt_nexus *get_nexus_n(struct kunit *test,
-				      struct srpt_port *sport, u32 n)
+/* The nexus of initiator port id @n from initiator @src. */
+static struct srpt_nexus *get_src_nexus_n(struct kunit *test,
+					  struct srpt_port *sport,
+					  const char *src, u32 n)
 {
 	struct srpt_nexus *new = kzalloc(sizeof(*new), GFP_KERNEL);
 	struct srpt_nexus *nexus;
@@ -1857,10 +1859,21 @@ static struct srpt_nexus *get_nexus_n(struct kunit *test,
 
 	KUNIT_ASSERT_NOT_NULL(test, new);
 	put_unaligned_be32(n, &i_id[12]);
-	nexus = srpt_get_nexus(sport, i_id, t_id, new);
+	nexus = srpt_get_nexus(sport, i_id, t_id, src, new);
 	if (nexus != new)
 		kfree(new);
 	return nexus;
+}
+
+/* The nexus of initiator port id @n, from one of many initiators. */
+static struct srpt_nexus *get_nexus_n(struct kunit *test,
+				      struct srpt_port *sport, u32 n)
+{
+	char src[16];
+
+	/* Each initiator has a quarter of what it may have. */
+	snprintf(src, sizeof(src), "src%u", n / (SRPT_MAX_NEXUS_PER_SRC / 4));
+	return get_src_nexus_n(test, sport, src, n);
 }
 
 /*
@@ -1906,6 +1919,40 @@ static void srpt_test_nexus(struct kunit *test)
 			    first);
 	/* Room again for a new pair. */
 	KUNIT_EXPECT_FALSE(test, IS_ERR(get_nexus_n(test, sport, i)));
+	mutex_unlock(&sport->mutex);
+}
+
+/*
+ * One initiator varying its initiator port id gets at most
+ * SRPT_MAX_NEXUS_PER_SRC nexuses on a port, and another initiator still
+ * gets one: before, the first could take all SRPT_MAX_NEXUS and every
+ * other login was refused.
+ */
+static void srpt_test_nexus_per_src(struct kunit *test)
+{
+	struct srpt_port *sport;
+	struct srpt_rdma_ch *ch;
+	struct fake_hca *h;
+	u32 i;
+
+	ch = fake_ch(test, &h);
+	sport = ch->sport;
+	INIT_LIST_HEAD(&sport->nexus_list);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fake_nexus_free,
+							sport), 0);
+	mutex_lock(&sport->mutex);
+	for (i = 0; i < SRPT_MAX_NEXUS_PER_SRC; i++)
+		KUNIT_ASSERT_FALSE(test, IS_ERR(get_src_nexus_n(test, sport,
+								"rogue", i)));
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(get_src_nexus_n(test, sport,
+							      "rogue", i)),
+			-EUSERS);
+	/* A pair it has already is found, whatever its count. */
+	KUNIT_EXPECT_FALSE(test, IS_ERR(get_src_nexus_n(test, sport, "rogue",
+							0)));
+	KUNIT_EXPECT_FALSE(test, IS_ERR(get_src_nexus_n(test, sport, "other",
+							i + 1)));
+	KUNIT_EXPECT_EQ(test, sport->nr_nexus, SRPT_MAX_NEXUS_PER_SRC + 1);
 	mutex_unlock(&sport->mutex);
 }
 
@@ -2380,6 +2427,7 @@ static struct kunit_case srpt_test_cases[] = {
 	KUNIT_CASE(srpt_test_dm_cap_refresh),
 	KUNIT_CASE_PARAM(srpt_test_cq_need, cq_gen_params),
 	KUNIT_CASE(srpt_test_nexus),
+	KUNIT_CASE(srpt_test_nexus_per_src),
 	KUNIT_CASE(srpt_test_data_budget),
 	KUNIT_CASE(srpt_test_data_cost),
 	KUNIT_CASE(srpt_test_get_send_ioctx),

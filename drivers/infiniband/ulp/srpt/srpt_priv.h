@@ -92,6 +92,19 @@ enum {
 	 */
 	SRPT_MAX_CH_PER_NEXUS	= 64,
 	/*
+	 * Channels of one nexus, those being closed included: a login that
+	 * would add one more is rejected, single-channel or not, so that an
+	 * initiator that logs in again and again while ignoring the DREQs of
+	 * its old channels does not pile them up.
+	 */
+	SRPT_MAX_CH_HELD	= 2 * SRPT_MAX_CH_PER_NEXUS,
+	/*
+	 * I_T nexuses of one initiator (a port GUID, or an IP address) on a
+	 * port: an initiator varying its initiator port id cannot take all
+	 * SRPT_MAX_NEXUS and lock the others out.
+	 */
+	SRPT_MAX_NEXUS_PER_SRC	= 64,
+	/*
 	 * Bytes of data buffers the commands of one channel may hold at once
 	 * (each up to SRPT_MAX_DATA_LEN); a command that would go past it is
 	 * answered BUSY, to be retried.
@@ -348,6 +361,8 @@ enum srpt_ch_state {
  * @release_work: runs srpt_release_channel_work().
  * @fatal_work: closes the channel after a fatal QP event or a failed
  *	receive, see srpt_ch_fatal().
+ * @close_work: closes the channel if the initiator has not answered its
+ *	DREQ within %SRPT_CLOSE_WAIT_SECS, see srpt_ch_close_later().
  * @rd_resp: RDMA READs the initiator may have outstanding towards us: the
  *	REP's responder resources and the QP's max_dest_rd_atomic.
  * @rd_init: RDMA READs we may have outstanding towards the initiator: the
@@ -407,6 +422,7 @@ struct srpt_rdma_ch {
 	struct completion	login_done;
 	struct work_struct	release_work;
 	struct work_struct	fatal_work;
+	struct delayed_work	close_work;
 	atomic_t		data_bytes;
 	u64			cmds_by_fmt[SRP_DATA_DESC_IMM + 1];
 };
@@ -417,6 +433,8 @@ struct srpt_rdma_ch {
  * @ch_list: channels of this nexus, protected by srpt_port.mutex.
  * @i_port_id: initiator port identifier from SRP_LOGIN_REQ.
  * @t_port_id: target port identifier from SRP_LOGIN_REQ.
+ * @src: the initiator that made it: its port GUID (IB CM) or IP address
+ *	(RDMA/CM), as srpt_login.src_name.
  * @id: session number shown by the ACL's info attribute; set under
  *	srpt_port.mutex when the first channel is linked, 0 before.
  */
@@ -426,6 +444,7 @@ struct srpt_nexus {
 	u32			id;
 	u8			i_port_id[16];
 	u8			t_port_id[16];
+	char			src[64];
 };
 
 /**
@@ -675,8 +694,9 @@ void srpt_disconnect_ch_sync(struct srpt_rdma_ch *ch);
 void srpt_close_tpg_channels(struct srpt_port *sport, struct srpt_tpg *stpg);
 struct srpt_nexus *srpt_get_nexus(struct srpt_port *sport,
 				  const u8 i_port_id[16],
-				  const u8 t_port_id[16],
+				  const u8 t_port_id[16], const char *src,
 				  struct srpt_nexus *new);
+void srpt_ch_close_later(struct srpt_rdma_ch *ch);
 void srpt_unlink_ch(struct srpt_rdma_ch *ch);
 void srpt_put_ch(struct srpt_rdma_ch *ch);
 void srpt_init_ch(struct srpt_rdma_ch *ch, struct srpt_port *sport);
