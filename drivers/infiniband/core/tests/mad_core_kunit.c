@@ -272,6 +272,7 @@ static struct ib_mad_port_private *mad_test_port(struct kunit *test)
 	port->port_num = 1;
 	for (i = 0; i < IB_MAD_QPS_CORE; i++) {
 		port->qp_info[i].port_priv = port;
+		port->qp_info[i].qp_num = i;
 		spin_lock_init(&port->qp_info[i].send_queue.lock);
 		INIT_LIST_HEAD(&port->qp_info[i].send_queue.list);
 		INIT_LIST_HEAD(&port->qp_info[i].overflow_list);
