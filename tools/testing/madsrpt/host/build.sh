@@ -38,11 +38,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 variant=${1:-ours}
 case "$variant" in
 ours | debug | bench-ours)
-	src=$MS_BUILD/linux
+	src=$MS_BUILD/linux$MS_SUFFIX
 	pristine=
 	;;
 upstream | bench-upstream)
-	src=$MS_BUILD/linux-upstream
+	src=$MS_BUILD/linux$MS_SUFFIX-upstream
 	pristine=1
 	;;
 *)
@@ -62,11 +62,12 @@ stage "deps"
 "$here/deps.sh"
 
 if [ ! -f "$src/.extracted" ]; then
-	stage "extract linux-source-6.12 into ${src#"$MS_TOP"/}"
+	stage "extract linux-source-$MS_KSERIES into ${src#"$MS_TOP"/}"
+	ms_fetch_source
 	rm -rf "$src" "$src.tmp"
 	mkdir -p "$src.tmp"
 	tar -xJf "$MS_TARBALL" -C "$src.tmp"
-	mv "$src.tmp/linux-source-6.12" "$src"
+	mv "$src.tmp/linux-source-$MS_KSERIES" "$src"
 	rmdir "$src.tmp"
 	touch "$src/.extracted"
 fi
@@ -79,13 +80,13 @@ fi
 ms_stage_end
 
 obj=$src/_$variant
-link=$MS_BUILD/$variant
+link=$MS_BUILD/$variant$MS_SUFFIX
 # An object tree of the old layout (a plain directory) is rebuilt.
 [ -L "$link" ] || rm -rf "$link"
 ln -sfn "${obj#"$MS_BUILD"/}" "$link"
 
 # The pristine build of a pair starts from ours of the same config.
-seed=$MS_BUILD/linux/_${variant/upstream/ours}
+seed=$MS_BUILD/linux$MS_SUFFIX/_${variant/upstream/ours}
 if [ -n "$pristine" ] && [ ! -d "$obj" ] && [ -f "$seed/kernelrelease" ]; then
 	stage "seed ${obj#"$MS_TOP"/} from our object tree"
 	cp -a "$seed" "$obj.tmp"
@@ -158,7 +159,7 @@ if [ -n "$pristine" ]; then
 	cmp -s "$ext/Kbuild.new" "$ext/Kbuild" || mv "$ext/Kbuild.new" "$ext/Kbuild"
 	rm -f "$ext/Kbuild.new"
 	make -s -C "$src" O="$obj" M="$ext" modules ||
-		ms_die "ibdevsim does not build against pristine 6.12"
+		ms_die "ibdevsim does not build against pristine $MS_KSERIES"
 	make -s -C "$src" O="$obj" M="$ext" INSTALL_MOD_PATH="$obj/mods.new" \
 		INSTALL_MOD_STRIP=1 modules_install >/dev/null
 fi

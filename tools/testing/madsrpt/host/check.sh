@@ -173,7 +173,7 @@ not_run() {
 	bad+=("$1")
 	echo "=== $1: NOT RUN ($2)"
 	printf 'TAP version 13\n1..0 # SKIP not run: %s\n# check.sh verdict: NOT RUN\n' \
-		"$2" >"$MS_BUILD/logs/$kind/$1.tap"
+		"$2" >"$MS_BUILD/logs/$kind$MS_SUFFIX/$1.tap"
 }
 
 # times_table: the verdict, seconds and limit of every test.
@@ -219,7 +219,7 @@ finish() {
 		[ -n "${verdict[$name]:-}" ] || not_run "$name" "stopped by SIG$stopped"
 	done
 	echo
-	times_table | tee "$MS_BUILD/logs/$kind/times.txt"
+	times_table | tee "$MS_BUILD/logs/$kind$MS_SUFFIX/times.txt"
 	echo
 	[ ${#bad[@]} -eq 0 ] || echo "failed tests: ${bad[*]}"
 	summary="$passed passed, $failed failed"
@@ -250,7 +250,7 @@ finish() {
 if [ "$deadline" -gt 0 ]; then
 	echo "check.sh: deadline in ${deadline}s (MS_DEADLINE; 0: none)"
 fi
-mkdir -p "$MS_BUILD/logs" "$MS_BUILD/logs/$kind"
+mkdir -p "$MS_BUILD/logs" "$MS_BUILD/logs/$kind$MS_SUFFIX"
 ms_lock
 run_bg tree "$here/build.sh" "$kind"
 if [ -z "$stopped" ] && [ "$rc" -ne 0 ]; then
@@ -259,7 +259,7 @@ if [ -z "$stopped" ] && [ "$rc" -ne 0 ]; then
 fi
 if [ -z "$stopped" ]; then
 	ms_build_progs
-	[ "$kind" = upstream ] || ms_verify_overlay "$MS_BUILD/$kind"
+	[ "$kind" = upstream ] || ms_verify_overlay "$MS_BUILD/$kind$MS_SUFFIX"
 fi
 if [ "$kind" = ours ] || [ "$kind" = debug ]; then
 	export MS_OURS=$kind
@@ -366,7 +366,7 @@ for t in "${tests[@]}"; do
 		tr -d '\r' <"$log.out"
 		[ ${#extra[@]} -eq 0 ] || printf '%s\n' "${extra[@]}"
 		echo "# check.sh verdict: ${verdict[$name]}"
-	} >"$MS_BUILD/logs/$kind/$name.tap"
+	} >"$MS_BUILD/logs/$kind$MS_SUFFIX/$name.tap"
 done
 
 finish

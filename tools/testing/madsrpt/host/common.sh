@@ -8,13 +8,69 @@ MS_TOP=$(cd "$MS_HARNESS/../../.." && pwd)
 MS_BUILD=${MS_BUILD:-$MS_TOP/build}
 # How much longer a run on the debug kernel (KASAN, lockdep...) may take.
 MS_DEBUG_SLOWDOWN=3
-MS_TARBALL=${MS_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 MS_JOBS=${MS_JOBS:-$(nproc)}
 MS_LOCKFILE=${MS_LOCKFILE:-/tmp/madsrpt.lock}
 
 ms_die() {
 	echo "error: $*" >&2
 	exit 1
+}
+
+# The kernel series we build against: 6.12 (Debian 12's bookworm-security
+# and Debian 13) by default, or 7.2 (forky) with KSERIES=7.2.  Each series
+# has its own source trees and object trees: build/linux and build/ours
+# for 6.12 as ever, build/linux-7.2 and build/ours-7.2 (MS_SUFFIX) for 7.2,
+# and its own logs.  Debian 12 has linux-source-6.12; forky's
+# linux-source-7.2 is fetched once into MS_SRC_CACHE (ms_fetch_source).
+MS_KSERIES=${KSERIES:-6.12}
+MS_SRC_CACHE=${MS_SRC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/madsrpt}
+case "$MS_KSERIES" in
+6.12)
+	MS_SUFFIX=
+	MS_TARBALL=${MS_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+	;;
+7.2)
+	MS_SUFFIX=-7.2
+	MS_TARBALL=${MS_TARBALL:-$MS_SRC_CACHE/linux-source-7.2.tar.xz}
+	;;
+*)
+	ms_die "KSERIES=$MS_KSERIES: the kernel series are 6.12 and 7.2"
+	;;
+esac
+
+# ms_fetch_source: put linux-source-$MS_KSERIES.tar.xz into MS_SRC_CACHE
+# unless the host has it.  Forky's package comes through apt with a
+# private state directory (the host's sources stay as they are), its
+# Release signature checked with the host's Debian keyring; that suite's
+# Release may be past its Valid-Until, which is a fact of the mirror.
+ms_fetch_source() {
+	local d deb
+	[ ! -f "$MS_TARBALL" ] || return 0
+	[ "$MS_KSERIES" != 6.12 ] ||
+		ms_die "$MS_TARBALL is missing: apt install linux-source-6.12 (make deps)"
+	d=$MS_SRC_CACHE/apt-forky
+	mkdir -p "$d/lists/partial" "$d/cache" "$d/archives/partial"
+	cat >"$d/sources.list" <<-EOF
+		deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${MS_MIRROR:-http://deb.debian.org/debian} forky main
+	EOF
+	local apt=(apt-get -q -o Dir::Etc::SourceList="$d/sources.list"
+		-o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$d/lists"
+		-o Dir::Cache="$d/cache" -o Dir::Cache::Archives="$d/archives"
+		-o Acquire::Check-Valid-Until=false -o Debug::NoLocking=1
+		-o APT::Sandbox::User=root)
+	echo "    fetching linux-source-$MS_KSERIES from forky"
+	"${apt[@]}" update >/dev/null ||
+		ms_die "apt-get update of forky failed (see $d)"
+	(cd "$d/archives" && "${apt[@]}" download "linux-source-$MS_KSERIES" >/dev/null) ||
+		ms_die "cannot download linux-source-$MS_KSERIES from forky"
+	deb=$(find "$d/archives" -maxdepth 1 -name "linux-source-${MS_KSERIES}_*_all.deb" |
+		sort -V | tail -n 1)
+	[ -n "$deb" ] || ms_die "no linux-source-$MS_KSERIES package in $d/archives"
+	rm -rf "$d/x"
+	dpkg-deb -x "$deb" "$d/x"
+	mv "$d/x/usr/src/linux-source-$MS_KSERIES.tar.xz" "$MS_TARBALL"
+	dpkg-deb -f "$deb" Version >"$MS_TARBALL.version"
+	rm -rf "$d/x"
 }
 
 # Builds and VMs share two cores: hold one machine-wide lock for either.
@@ -64,7 +120,7 @@ ms_overlay() {
 		[ -n "$to" ] || continue
 		if ! grep -qx "$from $to" <<<"$new"; then
 			rm -f "$src/$to"
-			stale+=("linux-source-6.12/$to")
+			stale+=("linux-source-$MS_KSERIES/$to")
 		fi
 	done <<<"$old"
 	if [ ${#stale[@]} -gt 0 ]; then
@@ -256,7 +312,7 @@ ms_splats_show() {
 # (as a link to this checkout) and every C file of ours was compiled, so a
 # run never tests upstream code by mistake.  OBJ: build/ours by default.
 ms_verify_overlay() {
-	local src=$MS_BUILD/linux obj=${1:-$MS_BUILD/ours} from to bad=0
+	local src=$MS_BUILD/linux$MS_SUFFIX obj=${1:-$MS_BUILD/ours$MS_SUFFIX} from to bad=0
 	while read -r from to; do
 		if [ "$(readlink "$src/$to")" != "$MS_TOP/$from" ]; then
 			echo "overlay: $to is not ours"
@@ -283,7 +339,7 @@ ms_build_progs() {
 # replace was rebuilt from upstream's version, and that no module it
 # installs (modules.order) links an object only our tree has.
 ms_verify_pristine() {
-	local src=$MS_BUILD/linux-upstream obj=$1 from to linked bad=0
+	local src=$MS_BUILD/linux$MS_SUFFIX-upstream obj=$1 from to linked bad=0
 	linked=$(sed 's/\.o$/.mod/' "$obj/modules.order" | (cd "$obj" && xargs -r cat))
 	while read -r from to; do
 		if [ -L "$src/$to" ]; then

@@ -68,7 +68,7 @@ fi
 shift || true
 args="$*"
 
-obj=$MS_BUILD/$kind
+obj=$MS_BUILD/$kind$MS_SUFFIX
 # The detectors make the debug kernel about three times slower.
 [ "$kind" != debug ] || timeout=$((timeout * MS_DEBUG_SLOWDOWN))
 kernel=$obj/arch/x86/boot/bzImage
