@@ -34,7 +34,7 @@
  */
 #include "../mad_smi.c"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_INFO(import_ns, "EXPORTED_FOR_KUNIT_TESTING");	/* both series */
 
 /* Header helpers --------------------------------------------------------- */
 

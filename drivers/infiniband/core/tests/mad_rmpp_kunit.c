@@ -758,4 +758,4 @@ kunit_test_suite(mad_rmpp_kunit_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the InfiniBand MAD RMPP arithmetic");
 MODULE_LICENSE("Dual BSD/GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_INFO(import_ns, "EXPORTED_FOR_KUNIT_TESTING");	/* both series */

@@ -390,13 +390,46 @@ out_free:
 	kfree(ctx);
 }
 
+/*
+ * The device named mrs_dev, found as an ib_client sees the devices:
+ * ib_device_get_by_name() is not exported any more in 7.x.
+ */
+static struct ib_device *mrs_found;
+
+static int mrs_client_add(struct ib_device *dev)
+{
+	if (!mrs_found && !strcmp(dev_name(&dev->dev), mrs_dev) &&
+	    ib_device_try_get(dev))
+		mrs_found = dev;
+	return 0;
+}
+
+static void mrs_client_remove(struct ib_device *dev, void *client_data)
+{
+}
+
+static struct ib_client mrs_client = {
+	.name = "mad_rmpp_selftest",
+	.add = mrs_client_add,
+	.remove = mrs_client_remove,
+};
+
+static struct ib_device *mrs_get_device(void)
+{
+	/* Registering calls add() for every device there is now. */
+	if (ib_register_client(&mrs_client))
+		return NULL;
+	ib_unregister_client(&mrs_client);
+	return mrs_found;
+}
+
 static int __init mrs_init(void)
 {
 	struct ib_device *dev;
 	u8 *scratch;
 	size_t i;
 
-	dev = ib_device_get_by_name(mrs_dev, RDMA_DRIVER_UNKNOWN);
+	dev = mrs_get_device();
 	if (!dev) {
 		pr_err("mad_rmpp_selftest: no RDMA device %s\n", mrs_dev);
 		return -ENODEV;

@@ -29,6 +29,8 @@
 #include <rdma/ib_smi.h>
 #include <rdma/ib_verbs.h>
 
+#include "ibdevsim_compat.h"
+
 /*
  * Ports of a switch: NumPorts is a byte and port 255 is reserved, so a
  * switch has at most 254 (a Quantum-2 has 64, a Quantum-3 144).  An HCA
@@ -1054,7 +1056,7 @@ int ibdevsim_link_parse(const char *buf, bool *up);
 
 /* mem.c: memory regions and copies between the memory work requests name */
 struct ib_mr *ibdevsim_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
-				   u64 virt, int access,
+				   u64 virt, int access, IBDEVSIM_DMAH_ARG
 				   struct ib_udata *udata);
 int ibdevsim_dereg_user_mr(struct ibdevsim_mr *mr);
 bool ibdevsim_mem_resolve(struct ibdevsim_hca *hca, const struct ib_pd *pd,

@@ -25,7 +25,7 @@
 
 #include "ibdevsim.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_INFO(import_ns, "EXPORTED_FOR_KUNIT_TESTING");	/* both series */
 
 /* A DR SMP of @cnt hops, its pointer at @ptr, with DrSLID and DrDLID. */
 static void dr_smp(struct ib_smp *smp, u8 cnt, u8 ptr, __be16 slid,

@@ -66,7 +66,7 @@ static int ibdevsim_mr_insert(struct ibdevsim_hca *hca, struct ibdevsim_mr *mr)
  * Return: the MR, with its lkey and rkey set, or an ERR_PTR().
  */
 struct ib_mr *ibdevsim_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
-				   u64 virt, int access,
+				   u64 virt, int access, IBDEVSIM_DMAH_ARG
 				   struct ib_udata *udata)
 {
 	struct ibdevsim_hca *hca = to_hca(pd->device);
@@ -77,13 +77,15 @@ struct ib_mr *ibdevsim_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 
 	if (!length || length > U32_MAX || virt + length < virt)
 		return ERR_PTR(-EINVAL);
+	if (IBDEVSIM_DMAH)
+		return ERR_PTR(-EOPNOTSUPP);	/* it has no alloc_dmah */
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		       IB_ACCESS_REMOTE_READ))
 		return ERR_PTR(-EOPNOTSUPP);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->umem = ib_umem_get(pd->device, start, length, access);
+	mr->umem = ib_umem_get_va(pd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		ret = PTR_ERR(mr->umem);
 		goto err_free;

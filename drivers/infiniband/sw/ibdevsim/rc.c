@@ -321,7 +321,7 @@ static void rc_arm_locked(struct ibdevsim_qp *qp)
 
 static void rc_timer_fn(struct timer_list *t)
 {
-	struct ibdevsim_qp *qp = from_timer(qp, t, rc_timer);
+	struct ibdevsim_qp *qp = timer_container_of(qp, t, rc_timer);
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);

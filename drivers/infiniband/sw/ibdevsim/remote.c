@@ -473,7 +473,7 @@ int ibdevsim_remote_plug(struct ibdevsim_port *port, u16 lport, __be32 addr,
 	if (ret)
 		goto err_free;
 	tcfg.sk_user_data = r;
-	setup_udp_tunnel_sock(&init_net, r->sock, &tcfg);
+	setup_udp_tunnel_sock(&init_net, ibdevsim_tunnel_sk(r->sock), &tcfg);
 	ibdevsim_port_set_remote(port, r);
 	snprintf(name, sizeof(name), "port%u", port->num);
 	dir = port->node->debugfs ? debugfs_lookup(name, port->node->debugfs) :
@@ -527,7 +527,7 @@ int ibdevsim_remote_unplug(struct ibdevsim_port *port)
 	cancel_work_sync(&r->tx_work);
 	ibdevsim_remote_send_link(r, false);
 	debugfs_remove(r->debugfs);
-	udp_tunnel_sock_release(r->sock);
+	udp_tunnel_sock_release(ibdevsim_tunnel_sk(r->sock));
 	list_for_each_entry_safe(pkt, tmp, &r->txq, list) {
 		list_del(&pkt->list);
 		ibdevsim_pkt_free(pkt);

@@ -18,7 +18,7 @@
 
 #include "srpt_priv.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_INFO(import_ns, "EXPORTED_FOR_KUNIT_TESTING");	/* both series */
 
 #define IU_SIZE		1024
 #define CMD_LEN		((u32)sizeof(struct srp_cmd))

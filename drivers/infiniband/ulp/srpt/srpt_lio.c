@@ -282,6 +282,7 @@ const struct target_core_fabric_ops srpt_template = {
 	.tfc_tpg_attrib_attrs		= srpt_tpg_attrib_attrs,
 	.tfc_tpg_nacl_base_attrs	= srpt_acl_attrs,
 	.tfc_tpg_nacl_auth_attrs	= srpt_acl_auth_attrs,
+	SRPT_COMPL_OPS
 	.default_submit_type		= TARGET_DIRECT_SUBMIT,
 	.direct_submit_supp		= 1,
 };

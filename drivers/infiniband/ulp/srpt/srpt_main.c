@@ -337,7 +337,7 @@ static int __init srpt_init_module(void)
 		return -EINVAL;
 	}
 
-	srpt_wq = alloc_workqueue("ib_srpt", WQ_MEM_RECLAIM, 0);
+	srpt_wq = alloc_workqueue("ib_srpt", WQ_MEM_RECLAIM | WQ_PERCPU, 0);
 	if (!srpt_wq)
 		return -ENOMEM;
 	ret = target_register_template(&srpt_template);

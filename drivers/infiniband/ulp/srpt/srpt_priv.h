@@ -37,6 +37,8 @@
 #include <target/target_core_base.h>
 #include <kunit/visibility.h>
 
+#include "srpt_compat.h"
+
 #include "srpt_dm.h"
 
 struct configfs_attribute;

@@ -132,6 +132,16 @@ if [ ! -f "$obj/.config" ] || [ -n "$stale" ]; then
 	ms_verify_config "$obj/.config" "${frags[@]}"
 fi
 
+# What the compat headers choose on: the probes, against this tree's
+# own headers and flags (drivers/infiniband/compat/madsrpt-probe.sh).
+stage "probe the kernel API (madsrpt_probes.h)"
+make -s -C "$src" O="$obj" -j"$MS_JOBS" modules_prepare >/dev/null ||
+	ms_die "kernel build failed (modules_prepare)"
+"$MS_TOP/drivers/infiniband/compat/madsrpt-probe.sh" "$src" "$obj" \
+	"$obj/include/generated/madsrpt_probes.h"
+grep -h '^#define HAVE_' "$obj/include/generated/madsrpt_probes.h" |
+	sed 's/^#define /    /; s/ 1$//' || true
+
 stage "build bzImage and modules (-j$MS_JOBS)"
 make -s -C "$src" O="$obj" -j"$MS_JOBS" bzImage modules ||
 	ms_die "kernel build failed"
