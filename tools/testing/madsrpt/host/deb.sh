@@ -35,6 +35,10 @@ stage() {
 		*_kunit.c) ;;
 		drivers/infiniband/ulp/srpt/*) cp "$MS_TOP/$f" "$dir/src/srpt/" ;;
 		drivers/infiniband/sw/ibdevsim/*) cp "$MS_TOP/$f" "$dir/src/ibdevsim/" ;;
+		drivers/infiniband/compat/*)
+			mkdir -p "$(dirname "$dir/src/compat/${f#drivers/infiniband/compat/}")"
+			cp -p "$MS_TOP/$f" "$dir/src/compat/${f#drivers/infiniband/compat/}"
+			;;
 		include/*) cp "$MS_TOP/$f" "$dir/src/$f" ;;
 		esac
 	done < <(git -C "$MS_TOP" ls-files drivers include)
