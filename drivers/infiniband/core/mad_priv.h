@@ -302,7 +302,6 @@ struct ib_mad_agent_private {
 	unsigned int fc_active;
 	unsigned int fc_max;
 	struct ib_mad_late_dest late[1 << IB_MAD_LATE_BITS];
-	struct ib_mad_late_req late_reqs[1 << IB_MAD_LATE_REQ_BITS];
 	struct ib_mad_dup_table *dup;
 	struct delayed_work timed_work;
 	DECLARE_HASHTABLE(rmpp_hash, IB_MAD_RMPP_HASH_BITS);
@@ -319,6 +318,8 @@ struct ib_mad_agent_private {
 	refcount_t refcount;
 	struct completion comp;
 	struct rcu_head rcu;
+	/* Last: kfree_rcu() wants @rcu within the first 4 KiB. */
+	struct ib_mad_late_req late_reqs[1 << IB_MAD_LATE_REQ_BITS];
 };
 
 /**
