@@ -1058,22 +1058,47 @@ static void mad_test_wait_timeout(struct mad_test_env *env)
 	flush_delayed_work(&env->priv->timed_work);
 }
 
-static void mad_test_send_retries(struct kunit *test)
+/*
+ * @buf, with a timeout of 20 ms and two retries, is posted and nothing
+ * answers it: it is sent three times, a timeout apart, and completes once
+ * with IB_WC_RESP_TIMEOUT_ERR.
+ */
+static void mad_test_expect_two_retries(struct kunit *test,
+					struct mad_test_env *env,
+					struct ib_mad_send_buf *buf)
 {
-	struct mad_test_env *env = mad_test_env(test);
-	struct ib_mad_send_buf *buf = mad_test_send(test, env, 7, 20, 2);
 	int i;
 
 	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
 	KUNIT_EXPECT_EQ(test, buf->retries, 0);
 	for (i = 1; i <= 2; i++) {
 		mad_test_wire_done(buf, IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(test, mad_test_state(buf),
+				IB_MAD_SEND_WAIT_RESP);
 		mad_test_wait_timeout(env);
 		KUNIT_EXPECT_EQ(test, env->posts, 1 + i);
 		KUNIT_EXPECT_EQ(test, buf->retries, i);
 		KUNIT_EXPECT_EQ(test, mad_test_state(buf), IB_MAD_SEND_ON_WIRE);
 		KUNIT_EXPECT_EQ(test, env->sends_done, 0);
 	}
+	mad_test_wire_done(buf, IB_WC_SUCCESS);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->posts, 3);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	KUNIT_EXPECT_EQ(test, env->last_status, IB_WC_RESP_TIMEOUT_ERR);
+	KUNIT_EXPECT_EQ(test, buf->retries, 2);
+	mad_test_wait_timeout(env);
+	KUNIT_EXPECT_EQ(test, env->sends_done, 1);
+	ib_free_send_mad(buf);
+}
+
+static void mad_test_send_retries(struct kunit *test)
+{
+	struct mad_test_env *env = mad_test_env(test);
+
+	mad_test_expect_two_retries(test, env,
+				    mad_test_send(test, env, 7, 20, 2));
+}
 	mad_test_wire_done(buf, IB_WC_SUCCESS);
 	mad_test_wait_timeout(env);
 	KUNIT_EXPECT_EQ(test, env->posts, 3);
@@ -1118,18 +1143,10 @@ static struct ib_mad_send_buf *mad_test_send_rep(struct kunit *test,
 static void mad_test_send_only_timeout(struct kunit *test)
 {
 	struct mad_test_env *env = mad_test_env(test);
-	struct ib_mad_send_buf *buf = mad_test_send_rep(test, env, 40, 20, 2);
-	int i;
 
-	KUNIT_ASSERT_EQ(test, ib_post_send_mad(buf, NULL), 0);
-	for (i = 1; i <= 2; i++) {
-		mad_test_wire_done(buf, IB_WC_SUCCESS);
-		KUNIT_EXPECT_EQ(test, mad_test_state(buf),
-				IB_MAD_SEND_WAIT_RESP);
-		mad_test_wait_timeout(env);
-		KUNIT_EXPECT_EQ(test, env->posts, 1 + i);
-		KUNIT_EXPECT_EQ(test, env->sends_done, 0);
-	}
+	mad_test_expect_two_retries(test, env,
+				    mad_test_send_rep(test, env, 40, 20, 2));
+}
 	mad_test_wire_done(buf, IB_WC_SUCCESS);
 	mad_test_wait_timeout(env);
 	KUNIT_EXPECT_EQ(test, env->posts, 3);
