@@ -12,8 +12,11 @@
 #include <net/udp_tunnel.h>
 #include <rdma/ib_umem.h>
 
+/* sparse knows no __has_include(): it checks the 6.12 forms. */
+#ifndef __CHECKER__
 #if __has_include("generated/madsrpt_probes.h")
 #include "generated/madsrpt_probes.h"
+#endif
 #endif
 
 /* 6.16: from_timer() became timer_container_of(). */
