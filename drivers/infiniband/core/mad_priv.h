@@ -883,7 +883,7 @@ void *ib_mad_send_payload(struct ib_mad_send_wr_private *wr);
 void ib_mad_send_wc_done(struct ib_mad_send_wr_private *wr,
 			 const struct ib_wc *wc);
 void ib_mad_send_response_begin_locked(struct ib_mad_send_wr_private *wr);
-bool ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
+void ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
 				    __be64 tid);
 void ib_mad_send_response_done(struct ib_mad_send_wr_private *wr);
 void ib_mad_agent_timed_work(struct work_struct *work);

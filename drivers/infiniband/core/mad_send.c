@@ -133,14 +133,14 @@ static void ib_mad_agent_rearm_locked(struct ib_mad_agent_private *priv)
 	mod_delayed_work(ib_mad_agent_port(priv)->wq, &priv->timed_work, delay);
 }
 
+static void ib_mad_send_late_remember_locked(struct ib_mad_send_wr_private *wr);
+
 /*
  * The one way a send ends: it leaves the TID hash and its list and becomes
  * DONE. Its completion then runs either from the timed work (@defer: it
  * waits on the done list, and the caller makes sure the work runs) or by
  * the caller, with ib_mad_send_complete() once the agent lock is dropped.
  */
-static void ib_mad_send_late_remember_locked(struct ib_mad_send_wr_private *wr);
-
 static void ib_mad_send_done_locked(struct ib_mad_send_wr_private *wr,
 				    bool defer)
 {
@@ -356,10 +356,8 @@ static void ib_mad_send_late_remember_locked(struct ib_mad_send_wr_private *wr)
  * requests whose TIDs they guess.
  *
  * Context: agent lock held.
- * Return: true if it was a late answer (and raised a level or would have
- * but for the rate limit).
  */
-bool ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
+void ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
 				    __be64 tid)
 {
 	struct ib_mad_late_req *req = ib_mad_late_req_slot(priv, tid);
@@ -370,18 +368,17 @@ bool ib_mad_send_late_answer_locked(struct ib_mad_agent_private *priv,
 	if (!req->used || req->tid != tid ||
 	    time_after(jiffies, req->done +
 		       msecs_to_jiffies(IB_MAD_LATE_ANSWER_MS)))
-		return false;
+		return;
 	req->used = false;
 	late = ib_mad_late_slot(priv, req->key);
 	level = ib_mad_late_level_locked(priv, req->key);
 	if (level && time_before(jiffies, late->raised +
 				 msecs_to_jiffies(IB_MAD_LATE_RAISE_MS)))
-		return true;
+		return;
 	late->key = req->key;
 	late->level = min(level + 1, IB_MAD_FC_BACKOFF_MAX);
 	late->raised = jiffies;
 	ib_mad_stat_inc(ib_mad_agent_port(priv), IB_MAD_STAT_FC_LATE);
-	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(ib_mad_send_late_answer_locked);
 

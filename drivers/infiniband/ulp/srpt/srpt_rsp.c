@@ -355,7 +355,7 @@ void srpt_post_rsp_backlog(struct srpt_rdma_ch *ch)
 
 	spin_lock_irqsave(&ch->rsp_lock, flags);
 	if (ch->rsp_busy && !ch->rsp_backlog_closed)
-		queue_delayed_work(system_wq, &ch->rsp_work, 0);
+		queue_delayed_work(srpt_wq, &ch->rsp_work, 0);
 	list_for_each_entry_safe(ioctx, next, &ch->rsp_backlog, rsp_entry) {
 		struct srp_rsp *rsp = ioctx->ioctx.buf;
 
@@ -363,7 +363,7 @@ void srpt_post_rsp_backlog(struct srpt_rdma_ch *ch)
 			break;		/* behind the head the work has */
 		if (ioctx->rsp_data) {
 			if (!ch->rsp_backlog_closed)
-				queue_delayed_work(system_wq, &ch->rsp_work, 0);
+				queue_delayed_work(srpt_wq, &ch->rsp_work, 0);
 			break;
 		}
 
@@ -733,7 +733,8 @@ EXPORT_SYMBOL_IF_KUNIT(srpt_queue_data_rsp);
  * waits for the next completion; on -ENOMEM it is tried again shortly.
  * Then the responses behind it follow (srpt_post_rsp_backlog()).
  *
- * Context: process context (system workqueue).
+ * Context: process context (srpt_wq, which has a rescuer: responses
+ * must go out under memory pressure too).
  */
 void srpt_rsp_work(struct work_struct *work)
 {
@@ -763,7 +764,7 @@ void srpt_rsp_work(struct work_struct *work)
 		list_add(&ioctx->rsp_entry, &ch->rsp_backlog);
 	spin_unlock_irq(&ch->rsp_lock);
 	if (ret == -ENOMEM)
-		queue_delayed_work(system_wq, &ch->rsp_work, HZ / 50);
+		queue_delayed_work(srpt_wq, &ch->rsp_work, HZ / 50);
 	else if (!ret)
 		srpt_post_rsp_backlog(ch);
 }
